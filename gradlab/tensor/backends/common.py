@@ -1,0 +1,132 @@
+"""Primitives written once against a namespace's own operations.
+
+Frameworks differ in what they ship (NumPy has no ``logsumexp``, TensorFlow no ``flatten``...).
+:func:`complete` fills those gaps in a backend module's namespace from its other primitives, so
+each formula exists in one place. A backend defines its own version first when the framework
+has a faster or more accurate one; :func:`complete` never overwrites.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .. import dtypes as _dtypes
+
+
+def is_basic_index(index: Any) -> bool:
+    """True for indices made of ints, slices, None and Ellipsis (no arrays, no duplicates)."""
+    items = index if type(index) is tuple else (index,)
+    return all(i is None or i is Ellipsis or type(i) in (int, slice) for i in items)
+
+
+def normalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
+    """Axes as a sorted tuple of non-negative ints; ``None`` means every axis."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        return tuple(sorted(a % ndim for a in axis))
+    return (axis % ndim,)
+
+
+def complete(ns: dict[str, Any]) -> None:
+    """Define in ``ns`` every generic primitive it does not define yet."""
+    exp, log, log1p, sqrt = ns["exp"], ns["log"], ns["log1p"], ns["sqrt"]
+    abs_, maximum, where = ns["abs"], ns["maximum"], ns["where"]
+    sum_, max_, shape = ns["sum"], ns["max"], ns["shape"]
+    reshape, stop_gradient = ns["reshape"], ns["stop_gradient"]
+
+    def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+        m = stop_gradient(max_(x, axis=axis, keepdims=True))
+        m = where(ns["isfinite"](m), m, ns["zeros_like"](m))
+        out = log(sum_(exp(x - m), axis=axis, keepdims=True)) + m
+        return out if keepdims else _drop(out, axis)
+
+    def _drop(x: Any, axis: Any) -> Any:
+        if axis is None:
+            return reshape(x, ())
+        return ns["squeeze"](x, axis=axis)
+
+    def softmax(x: Any, axis: int = -1) -> Any:
+        e = exp(x - stop_gradient(max_(x, axis=axis, keepdims=True)))
+        return e / sum_(e, axis=axis, keepdims=True)
+
+    def log_softmax(x: Any, axis: int = -1) -> Any:
+        return x - ns["logsumexp"](x, axis=axis, keepdims=True)
+
+    def sigmoid(x: Any) -> Any:
+        return 0.5 * (ns["tanh"](0.5 * x) + 1.0)
+
+    def softplus(x: Any) -> Any:
+        return maximum(x, 0.0) + log1p(exp(-abs_(x)))
+
+    def relu(x: Any) -> Any:
+        return maximum(x, 0.0)
+
+    def sum_to(x: Any, target: Any) -> Any:
+        have = tuple(shape(x))
+        target = tuple(target)
+        if have == target:
+            return x
+        lead = len(have) - len(target)
+        axes = tuple(range(lead)) + tuple(
+            i + lead for i, n in enumerate(target) if n == 1 and have[i + lead] != 1)
+        if axes:
+            x = sum_(x, axis=axes, keepdims=True)
+        return reshape(x, target) if lead else x
+
+    def unbroadcast(x: Any, like: Any) -> Any:
+        target = shape(like)
+        if shape(x) == target:
+            return x
+        return sum_to(x, target)
+
+    def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
+        if ord is None or ord == 2 or ord == "fro":
+            return sqrt(sum_(x * x, axis=axis, keepdims=keepdims))
+        if ord == 1:
+            return sum_(abs_(x), axis=axis, keepdims=keepdims)
+        if ord == float("inf"):
+            return max_(abs_(x), axis=axis, keepdims=keepdims)
+        if ord == 0:
+            return sum_(ns["astype"](ns["not_equal"](x, 0), ns["dtype"](x)), axis=axis,
+                        keepdims=keepdims)
+        return sum_(abs_(x) ** ord, axis=axis, keepdims=keepdims) ** (1.0 / ord)
+
+    def crossentropy(logits: Any, labels: Any) -> Any:
+        logp = ns["log_softmax"](logits, axis=-1)
+        picked = ns["take_along_axis"](logp, ns["expand_dims"](labels, -1), axis=-1)
+        return -ns["squeeze"](picked, axis=-1)
+
+    def kl_div_with_logits(logits_p: Any, logits_q: Any, axis: int = -1) -> Any:
+        logp = ns["log_softmax"](logits_p, axis=axis)
+        logq = ns["log_softmax"](logits_q, axis=axis)
+        return sum_(exp(logp) * (logp - logq), axis=axis)
+
+    def flatten(x: Any, start: int = 0, end: int = -1) -> Any:
+        dims = tuple(shape(x))
+        if not dims:
+            return reshape(x, (1,))
+        start %= len(dims)
+        end %= len(dims)
+        middle = 1
+        for n in dims[start:end + 1]:
+            middle *= n
+        return reshape(x, dims[:start] + (middle,) + dims[end + 1:])
+
+    def unstack(x: Any, axis: int = 0) -> list[Any]:
+        n = shape(x)[axis]
+        index = (slice(None),) * (axis % len(shape(x)))
+        return [x[index + (i,)] for i in range(n)]
+
+    def std(x: Any, axis: Any = None, keepdims: bool = False, ddof: int = 0) -> Any:
+        return sqrt(ns["var"](x, axis=axis, keepdims=keepdims, ddof=ddof))
+
+    def dtype(x: Any) -> _dtypes.DType:
+        return _dtypes.neutral(getattr(x, "dtype", type(x)))
+
+    generic: dict[str, Callable[..., Any]] = dict(
+        logsumexp=logsumexp, softmax=softmax, log_softmax=log_softmax, sigmoid=sigmoid,
+        softplus=softplus, relu=relu, sum_to=sum_to, unbroadcast=unbroadcast, norm=norm,
+        crossentropy=crossentropy, kl_div_with_logits=kl_div_with_logits, flatten=flatten,
+        unstack=unstack, std=std, dtype=dtype)
+    for name, fn in generic.items():
+        ns.setdefault(name, fn)

@@ -1,0 +1,168 @@
+"""JAX primitives: ``jax.numpy`` already speaks NumPy's signatures, so nearly every name is JAX's
+own function; indexed updates use ``x.at[...]``. Works eagerly and under ``jax.jit``."""
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import jax.scipy.special as jsp
+import numpy as np
+
+from .. import dtypes as _dtypes
+from .common import complete
+
+NAME = "jax"
+DEVICE: Any = None
+
+
+def native_dtype(dtype: Any) -> Any:
+    if dtype is None:
+        return None
+    if isinstance(dtype, _dtypes.DType):
+        return jnp.bfloat16 if dtype.name == "bfloat16" else jnp.dtype(dtype.name)
+    return jnp.dtype(dtype)
+
+
+# --- elementwise ---------------------------------------------------------------------------
+abs, sign, sqrt, square, exp, expm1 = jnp.abs, jnp.sign, jnp.sqrt, jnp.square, jnp.exp, jnp.expm1
+log, log1p, log2, log10 = jnp.log, jnp.log1p, jnp.log2, jnp.log10
+sin, cos, tan, arcsin, arccos, arctan = (jnp.sin, jnp.cos, jnp.tan, jnp.arcsin, jnp.arccos,
+                                         jnp.arctan)
+sinh, cosh, tanh, arcsinh, arccosh, arctanh = (jnp.sinh, jnp.cosh, jnp.tanh, jnp.arcsinh,
+                                               jnp.arccosh, jnp.arctanh)
+sigmoid, softplus, relu, erf = jax.nn.sigmoid, jax.nn.softplus, jax.nn.relu, jsp.erf
+floor, ceil, round, negative, reciprocal = (jnp.floor, jnp.ceil, jnp.round, jnp.negative,
+                                            jnp.reciprocal)
+isnan, isinf, isfinite, logical_not = jnp.isnan, jnp.isinf, jnp.isfinite, jnp.logical_not
+add, subtract, multiply, divide, power = operator.add, operator.sub, operator.mul, \
+    operator.truediv, operator.pow
+maximum, minimum, arctan2 = jnp.maximum, jnp.minimum, jnp.arctan2
+equal, not_equal, less, less_equal = jnp.equal, jnp.not_equal, jnp.less, jnp.less_equal
+greater, greater_equal, logical_and, logical_or = (jnp.greater, jnp.greater_equal,
+                                                   jnp.logical_and, jnp.logical_or)
+floor_divide, mod = jnp.floor_divide, jnp.mod
+matmul, dot, outer = jnp.matmul, jnp.dot, jnp.outer
+where, clip = jnp.where, jnp.clip
+
+# --- reductions ----------------------------------------------------------------------------
+sum, mean, prod, max, min, all, any = (jnp.sum, jnp.mean, jnp.prod, jnp.max, jnp.min, jnp.all,
+                                       jnp.any)
+var, std, cumsum, argmax, argmin = jnp.var, jnp.std, jnp.cumsum, jnp.argmax, jnp.argmin
+
+
+def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    return jsp.logsumexp(x, axis=axis, keepdims=keepdims)
+
+
+# --- shapes and indexing -------------------------------------------------------------------
+reshape, transpose, swapaxes, moveaxis = jnp.reshape, jnp.transpose, jnp.swapaxes, jnp.moveaxis
+expand_dims, squeeze, concatenate, stack = jnp.expand_dims, jnp.squeeze, jnp.concatenate, jnp.stack
+split, broadcast_to, tile, flip, pad = jnp.split, jnp.broadcast_to, jnp.tile, jnp.flip, jnp.pad
+take, take_along_axis, sort, argsort = jnp.take, jnp.take_along_axis, jnp.sort, jnp.argsort
+meshgrid = jnp.meshgrid
+getitem = operator.getitem
+softmax, log_softmax = jax.nn.softmax, jax.nn.log_softmax
+
+
+def unstack(x: Any, axis: int = 0) -> list[Any]:
+    return list(jnp.moveaxis(x, axis, 0)) if axis else list(x)
+
+
+def index_update(x: Any, index: Any, values: Any) -> Any:
+    return jnp.asarray(x).at[index].set(values)
+
+
+def index_add(x: Any, index: Any, values: Any) -> Any:
+    return jnp.asarray(x).at[index].add(values)
+
+
+def topk(x: Any, k: int, sorted: bool = True) -> tuple[Any, Any]:
+    values, indices = jax.lax.top_k(x, k)
+    return values, indices
+
+
+# --- linear algebra ------------------------------------------------------------------------
+inv, det, slogdet, solve, einsum = (jnp.linalg.inv, jnp.linalg.det, jnp.linalg.slogdet,
+                                    jnp.linalg.solve, jnp.einsum)
+
+
+# --- creation ------------------------------------------------------------------------------
+def zeros(shape: Any, dtype: Any = None) -> Any:
+    return jnp.zeros(shape, native_dtype(dtype))
+
+
+def ones(shape: Any, dtype: Any = None) -> Any:
+    return jnp.ones(shape, native_dtype(dtype))
+
+
+def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
+    return jnp.full(shape, fill_value, native_dtype(dtype))
+
+
+def zeros_like(x: Any, dtype: Any = None) -> Any:
+    return jnp.zeros_like(x, native_dtype(dtype))
+
+
+def ones_like(x: Any, dtype: Any = None) -> Any:
+    return jnp.ones_like(x, native_dtype(dtype))
+
+
+def full_like(x: Any, fill_value: Any, dtype: Any = None) -> Any:
+    return jnp.full_like(x, fill_value, native_dtype(dtype))
+
+
+def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> Any:
+    return jnp.arange(start, stop, step, native_dtype(dtype))
+
+
+def linspace(start: Any, stop: Any, num: int = 50, dtype: Any = None) -> Any:
+    return jnp.linspace(start, stop, num, dtype=native_dtype(dtype))
+
+
+def eye(n: int, m: Any = None, dtype: Any = None) -> Any:
+    return jnp.eye(n, m, dtype=native_dtype(dtype))
+
+
+def array(values: Any, dtype: Any = None) -> Any:
+    return jnp.asarray(values, native_dtype(dtype))
+
+
+def one_hot(indices: Any, num_classes: int, dtype: Any = None) -> Any:
+    return jax.nn.one_hot(indices, num_classes, dtype=native_dtype(dtype) or jnp.float32)
+
+
+def uniform(shape: Any, low: float = 0.0, high: float = 1.0, *, seed: int = 0,
+            dtype: Any = None) -> Any:
+    return jax.random.uniform(jax.random.PRNGKey(seed), shape, native_dtype(dtype) or float,
+                              low, high)
+
+
+def normal(shape: Any, mean: float = 0.0, std: float = 1.0, *, seed: int = 0,
+           dtype: Any = None) -> Any:
+    return jax.random.normal(jax.random.PRNGKey(seed), shape,
+                             native_dtype(dtype) or float) * std + mean
+
+
+# --- inspection and conversion ---------------------------------------------------------------
+shape, size, ndim = jnp.shape, jnp.size, jnp.ndim
+
+
+def astype(x: Any, dtype: Any) -> Any:
+    return jnp.asarray(x).astype(native_dtype(dtype))
+
+
+def to_numpy(x: Any) -> Any:
+    return np.asarray(x)
+
+
+def item(x: Any) -> Any:
+    return np.asarray(x).item()
+
+
+stop_gradient = jax.lax.stop_gradient
+
+complete(globals())
+
+CREATION = ()

@@ -1,0 +1,199 @@
+"""NumPy primitives. Most names are NumPy's own ufuncs and functions, bound directly."""
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any
+
+import numpy as np
+
+from .. import dtypes as _dtypes
+from .common import complete, is_basic_index
+
+NAME = "numpy"
+float32, float64 = np.float32, np.float64
+
+
+def native_dtype(dtype: Any) -> Any:
+    """NumPy's dtype for a neutral dtype, a name, or a NumPy dtype (None stays None)."""
+    if dtype is None:
+        return None
+    if isinstance(dtype, _dtypes.DType):
+        if dtype.name == "bfloat16":
+            import ml_dtypes
+            return ml_dtypes.bfloat16
+        return np.dtype(dtype.name)
+    return np.dtype(dtype)
+
+
+# --- elementwise: NumPy's ufuncs ------------------------------------------------------------
+abs, sign, sqrt, square, exp, expm1 = np.abs, np.sign, np.sqrt, np.square, np.exp, np.expm1
+log, log1p, log2, log10 = np.log, np.log1p, np.log2, np.log10
+sin, cos, tan, arcsin, arccos, arctan = np.sin, np.cos, np.tan, np.arcsin, np.arccos, np.arctan
+sinh, cosh, tanh, arcsinh, arccosh, arctanh = (np.sinh, np.cosh, np.tanh, np.arcsinh, np.arccosh,
+                                               np.arctanh)
+floor, ceil, round, negative, reciprocal = np.floor, np.ceil, np.round, np.negative, np.reciprocal
+isnan, isinf, isfinite, logical_not = np.isnan, np.isinf, np.isfinite, np.logical_not
+add, subtract, multiply, divide, power = np.add, np.subtract, np.multiply, np.divide, np.power
+maximum, minimum, arctan2 = np.maximum, np.minimum, np.arctan2
+equal, not_equal, less, less_equal = np.equal, np.not_equal, np.less, np.less_equal
+greater, greater_equal, logical_and, logical_or = (np.greater, np.greater_equal, np.logical_and,
+                                                   np.logical_or)
+floor_divide, mod = np.floor_divide, np.mod
+matmul, dot, outer = np.matmul, np.dot, np.outer
+where, clip = np.where, np.clip
+
+
+def softplus(x: Any) -> Any:
+    return np.logaddexp(0.0, x)
+
+
+_erf_vectorized = np.frompyfunc(math.erf, 1, 1)
+
+
+def erf(x: Any) -> Any:
+    try:
+        from scipy.special import erf as scipy_erf
+    except ImportError:  # exact but slow: math.erf element by element
+        a = np.asarray(x)
+        return _erf_vectorized(a).astype(a.dtype if a.dtype.kind == "f" else np.float64)
+    return scipy_erf(x)
+
+
+# --- reductions ----------------------------------------------------------------------------
+sum, mean, prod, max, min, all, any = np.sum, np.mean, np.prod, np.max, np.min, np.all, np.any
+var, std, cumsum = np.var, np.std, np.cumsum
+
+
+def argmax(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    return np.argmax(x, axis=axis, keepdims=keepdims)
+
+
+def argmin(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    return np.argmin(x, axis=axis, keepdims=keepdims)
+
+
+# --- shapes and indexing -------------------------------------------------------------------
+reshape, transpose, swapaxes, moveaxis = np.reshape, np.transpose, np.swapaxes, np.moveaxis
+expand_dims, squeeze, concatenate, stack = np.expand_dims, np.squeeze, np.concatenate, np.stack
+split, broadcast_to, tile, flip, pad = np.split, np.broadcast_to, np.tile, np.flip, np.pad
+take, take_along_axis, sort, argsort, meshgrid = (np.take, np.take_along_axis, np.sort,
+                                                  np.argsort, np.meshgrid)
+getitem = operator.getitem
+
+
+def unstack(x: Any, axis: int = 0) -> list[Any]:
+    return list(np.moveaxis(x, axis, 0)) if axis else list(x)
+
+
+def index_update(x: Any, index: Any, values: Any) -> Any:
+    out = np.array(x, copy=True)
+    out[index] = values
+    return out
+
+
+def index_add(x: Any, index: Any, values: Any) -> Any:
+    out = np.array(x, copy=True)
+    if is_basic_index(index):
+        out[index] += values
+    else:
+        np.add.at(out, index, values)
+    return out
+
+
+def topk(x: Any, k: int, sorted: bool = True) -> tuple[Any, Any]:
+    idx = np.argpartition(-x, k - 1, axis=-1)[..., :k]
+    values = np.take_along_axis(x, idx, axis=-1)
+    if sorted:
+        order = np.argsort(-values, axis=-1, kind="stable")
+        idx = np.take_along_axis(idx, order, axis=-1)
+        values = np.take_along_axis(values, order, axis=-1)
+    return values, idx
+
+
+# --- linear algebra ------------------------------------------------------------------------
+inv, det, slogdet, solve, einsum = (np.linalg.inv, np.linalg.det, np.linalg.slogdet,
+                                    np.linalg.solve, np.einsum)
+
+
+# --- creation ------------------------------------------------------------------------------
+def zeros(shape: Any, dtype: Any = None) -> Any:
+    return np.zeros(shape, native_dtype(dtype))
+
+
+def ones(shape: Any, dtype: Any = None) -> Any:
+    return np.ones(shape, native_dtype(dtype))
+
+
+def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
+    return np.full(shape, fill_value, native_dtype(dtype))
+
+
+def zeros_like(x: Any, dtype: Any = None) -> Any:
+    return np.zeros_like(x, native_dtype(dtype))
+
+
+def ones_like(x: Any, dtype: Any = None) -> Any:
+    return np.ones_like(x, native_dtype(dtype))
+
+
+def full_like(x: Any, fill_value: Any, dtype: Any = None) -> Any:
+    return np.full_like(x, fill_value, native_dtype(dtype))
+
+
+def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> Any:
+    if stop is None:
+        start, stop = 0, start
+    return np.arange(start, stop, step, native_dtype(dtype))
+
+
+def linspace(start: Any, stop: Any, num: int = 50, dtype: Any = None) -> Any:
+    return np.linspace(start, stop, num, dtype=native_dtype(dtype))
+
+
+def eye(n: int, m: Any = None, dtype: Any = None) -> Any:
+    return np.eye(n, m, dtype=native_dtype(dtype) or np.float64)
+
+
+def array(values: Any, dtype: Any = None) -> Any:
+    return np.asarray(values, native_dtype(dtype))
+
+
+def one_hot(indices: Any, num_classes: int, dtype: Any = None) -> Any:
+    return (np.asarray(indices)[..., None] == np.arange(num_classes)).astype(
+        native_dtype(dtype) or np.float64)
+
+
+def uniform(shape: Any, low: float = 0.0, high: float = 1.0, *, seed: int = 0,
+            dtype: Any = None) -> Any:
+    out = np.random.default_rng(seed).uniform(low, high, shape)
+    return out.astype(native_dtype(dtype)) if dtype is not None else out
+
+
+def normal(shape: Any, mean: float = 0.0, std: float = 1.0, *, seed: int = 0,
+           dtype: Any = None) -> Any:
+    out = np.random.default_rng(seed).normal(mean, std, shape)
+    return out.astype(native_dtype(dtype)) if dtype is not None else out
+
+
+# --- inspection and conversion ---------------------------------------------------------------
+shape, size, ndim = np.shape, np.size, np.ndim
+
+
+def astype(x: Any, dtype: Any) -> Any:
+    return np.asarray(x).astype(native_dtype(dtype))
+
+
+def to_numpy(x: Any) -> Any:
+    return np.asarray(x)
+
+
+def item(x: Any) -> Any:
+    return np.asarray(x).item()
+
+
+def stop_gradient(x: Any) -> Any:
+    return x
+
+
+complete(globals())

@@ -1,0 +1,407 @@
+"""TensorFlow primitives: ``tf.math``/``tf.reduce_*`` where they match NumPy's arguments (most
+reductions do), adapters for the rest (NumPy-style ``split``, indexed updates, ``matmul`` of
+vectors). Works eagerly and inside ``tf.function``."""
+from __future__ import annotations
+
+import builtins
+import math as _math
+import operator
+from typing import Any
+
+import tensorflow as tf
+
+from .. import dtypes as _dtypes
+from .common import complete, normalize_axes
+
+NAME = "tensorflow"
+DEVICE: Any = None
+
+
+def native_dtype(dtype: Any) -> Any:
+    if dtype is None or isinstance(dtype, tf.dtypes.DType):
+        return dtype
+    return tf.as_dtype(_dtypes.neutral(dtype).name)
+
+
+def _t(x: Any) -> Any:
+    return x if isinstance(x, (tf.Tensor, tf.Variable)) else tf.convert_to_tensor(x)
+
+
+def _axis(axis: Any) -> Any:
+    return list(axis) if isinstance(axis, tuple) else axis
+
+
+# --- elementwise ---------------------------------------------------------------------------
+abs, sign, sqrt, square, exp, expm1 = (tf.math.abs, tf.math.sign, tf.math.sqrt, tf.math.square,
+                                       tf.math.exp, tf.math.expm1)
+log, log1p = tf.math.log, tf.math.log1p
+sin, cos, tan, arcsin, arccos, arctan = (tf.math.sin, tf.math.cos, tf.math.tan, tf.math.asin,
+                                         tf.math.acos, tf.math.atan)
+sinh, cosh, tanh, arcsinh, arccosh, arctanh = (tf.math.sinh, tf.math.cosh, tf.math.tanh,
+                                               tf.math.asinh, tf.math.acosh, tf.math.atanh)
+sigmoid, softplus, relu, erf = tf.math.sigmoid, tf.math.softplus, tf.nn.relu, tf.math.erf
+floor, ceil, round, negative, reciprocal = (tf.math.floor, tf.math.ceil, tf.math.round,
+                                            tf.math.negative, tf.math.reciprocal)
+isnan, isinf, isfinite, logical_not = (tf.math.is_nan, tf.math.is_inf, tf.math.is_finite,
+                                       tf.math.logical_not)
+add, subtract, multiply, divide, power = operator.add, operator.sub, operator.mul, \
+    operator.truediv, operator.pow
+maximum, minimum, arctan2 = tf.math.maximum, tf.math.minimum, tf.math.atan2
+equal, not_equal, less, less_equal = (tf.math.equal, tf.math.not_equal, tf.math.less,
+                                      tf.math.less_equal)
+greater, greater_equal = tf.math.greater, tf.math.greater_equal
+logical_and, logical_or = tf.math.logical_and, tf.math.logical_or
+floor_divide, mod = tf.math.floordiv, tf.math.floormod
+where, clip = tf.where, tf.clip_by_value
+
+
+def log2(x: Any) -> Any:
+    return tf.math.log(x) / _math.log(2.0)
+
+
+def log10(x: Any) -> Any:
+    return tf.math.log(x) / _math.log(10.0)
+
+
+def matmul(x: Any, y: Any) -> Any:
+    x, y = _t(x), _t(y)
+    if x.shape.rank >= 2 and y.shape.rank >= 2:
+        return tf.linalg.matmul(x, y)
+    if x.shape.rank == 1 and y.shape.rank == 1:
+        return tf.reduce_sum(x * y)
+    if x.shape.rank == 1:
+        return tf.squeeze(tf.linalg.matmul(x[None, :], y), -2)
+    return tf.squeeze(tf.linalg.matmul(x, y[:, None]), -1)
+
+
+def dot(x: Any, y: Any) -> Any:
+    x, y = _t(x), _t(y)
+    if x.shape.rank == 0 or y.shape.rank == 0:
+        return x * y
+    return matmul(x, y)
+
+
+def outer(x: Any, y: Any) -> Any:
+    return tf.reshape(x, (-1, 1)) * tf.reshape(y, (1, -1))
+
+
+# --- reductions: tf.reduce_* already take (x, axis, keepdims) ------------------------------
+sum, mean, prod = tf.reduce_sum, tf.reduce_mean, tf.reduce_prod
+max, min, all, any = tf.reduce_max, tf.reduce_min, tf.reduce_all, tf.reduce_any
+logsumexp = tf.reduce_logsumexp
+
+
+def var(x: Any, axis: Any = None, keepdims: bool = False, ddof: int = 0) -> Any:
+    x = _t(x)
+    v = tf.math.reduce_variance(x, axis=axis, keepdims=keepdims)
+    if ddof:
+        n = _count(x, axis)
+        v = v * (n / (n - ddof))
+    return v
+
+
+def std(x: Any, axis: Any = None, keepdims: bool = False, ddof: int = 0) -> Any:
+    return tf.math.sqrt(var(x, axis, keepdims=keepdims, ddof=ddof))
+
+
+def _count(x: Any, axis: Any) -> int:
+    dims = x.shape.as_list()
+    n = 1
+    for a in normalize_axes(axis, len(dims)):
+        n *= dims[a]
+    return n
+
+
+def argmax(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    return _arg(tf.math.argmax, x, axis, keepdims)
+
+
+def argmin(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    return _arg(tf.math.argmin, x, axis, keepdims)
+
+
+def _arg(fn: Any, x: Any, axis: Any, keepdims: bool) -> Any:
+    x = _t(x)
+    if axis is None:
+        out = fn(tf.reshape(x, (-1,)), axis=0)
+        return tf.reshape(out, (1,) * x.shape.rank) if keepdims else out
+    out = fn(x, axis=axis)
+    return tf.expand_dims(out, axis) if keepdims else out
+
+
+def cumsum(x: Any, axis: Any = None) -> Any:
+    if axis is None:
+        return tf.math.cumsum(tf.reshape(x, (-1,)), axis=0)
+    return tf.math.cumsum(x, axis=axis)
+
+
+# --- shapes and indexing -------------------------------------------------------------------
+def reshape(x: Any, shape: Any) -> Any:
+    return tf.reshape(x, (shape,) if isinstance(shape, int) else shape)
+
+
+def transpose(x: Any, axes: Any = None) -> Any:
+    return tf.transpose(x, perm=axes)
+
+
+def swapaxes(x: Any, axis1: int, axis2: int) -> Any:
+    perm = list(range(_t(x).shape.rank))
+    perm[axis1], perm[axis2] = perm[axis2], perm[axis1]
+    return tf.transpose(x, perm)
+
+
+def moveaxis(x: Any, source: int, destination: int) -> Any:
+    n = _t(x).shape.rank
+    perm = [a for a in range(n) if a != source % n]
+    perm.insert(destination % n, source % n)
+    return tf.transpose(x, perm)
+
+
+def expand_dims(x: Any, axis: Any) -> Any:
+    if isinstance(axis, int):
+        return tf.expand_dims(x, axis)
+    for a in normalize_axes(axis, _t(x).shape.rank + len(axis)):
+        x = tf.expand_dims(x, a)
+    return x
+
+
+def squeeze(x: Any, axis: Any = None) -> Any:
+    return tf.squeeze(x, axis=_axis(axis))
+
+
+def concatenate(xs: Any, axis: int = 0) -> Any:
+    return tf.concat(list(xs), axis=axis)
+
+
+def stack(xs: Any, axis: int = 0) -> Any:
+    return tf.stack(list(xs), axis=axis)
+
+
+def unstack(x: Any, axis: int = 0) -> list[Any]:
+    return tf.unstack(x, axis=axis)
+
+
+def split(x: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
+    if isinstance(indices_or_sections, int):
+        return tf.split(x, indices_or_sections, axis=axis)
+    n = _t(x).shape[axis]
+    bounds = [0] + [int(i) for i in indices_or_sections] + [n]
+    return tf.split(x, [b - a for a, b in zip(bounds[:-1], bounds[1:])], axis=axis)
+
+
+broadcast_to = tf.broadcast_to
+
+
+def tile(x: Any, reps: Any) -> Any:
+    x = _t(x)
+    reps = (reps,) if isinstance(reps, int) else tuple(reps)
+    if len(reps) < x.shape.rank:
+        reps = (1,) * (x.shape.rank - len(reps)) + reps
+    elif len(reps) > x.shape.rank:
+        x = tf.reshape(x, (1,) * (len(reps) - x.shape.rank) + tuple(x.shape))
+    return tf.tile(x, reps)
+
+
+def flip(x: Any, axis: Any = None) -> Any:
+    x = _t(x)
+    axes = list(range(x.shape.rank)) if axis is None else (
+        [axis] if isinstance(axis, int) else list(axis))
+    return tf.reverse(x, axes)
+
+
+def pad(x: Any, pad_width: Any, mode: str = "constant", constant_values: Any = 0) -> Any:
+    from .torch_backend import _pad_pairs  # pure Python helper, no torch needed at call time
+    widths = _pad_pairs(pad_width, _t(x).shape.rank)
+    tf_mode = {"constant": "CONSTANT", "reflect": "REFLECT", "symmetric": "SYMMETRIC"}[mode]
+    return tf.pad(x, widths, mode=tf_mode, constant_values=constant_values)
+
+
+def take(x: Any, indices: Any, axis: Any = None) -> Any:
+    if axis is None:
+        return tf.gather(tf.reshape(x, (-1,)), indices)
+    return tf.gather(x, indices, axis=axis)
+
+
+def take_along_axis(x: Any, indices: Any, axis: int) -> Any:
+    x = _t(x)
+    axis %= x.shape.rank
+    idx = tf.cast(indices, tf.int64)
+    x = tf.broadcast_to(x, tf.concat([tf.shape(idx)[:axis], tf.shape(x)[axis:axis + 1],
+                                      tf.shape(idx)[axis + 1:]], 0))
+    return tf.gather(x, idx, axis=axis, batch_dims=axis)
+
+
+def getitem(x: Any, index: Any) -> Any:
+    if isinstance(index, (tf.Tensor, list)) or (
+            type(index) is tuple and builtins.any(isinstance(i, (tf.Tensor, list)) for i in index)):
+        return tf.gather_nd(x, _nd_indices(x, index)) if type(index) is tuple else tf.gather(x, index)
+    return x[index]
+
+
+def _nd_indices(x: Any, index: tuple[Any, ...]) -> Any:
+    parts = [tf.cast(_t(i), tf.int64) for i in index]
+    return tf.stack(tf.broadcast_tensors(*parts) if len(parts) > 1 else parts, axis=-1)
+
+
+def _flat_positions(x: Any, index: Any) -> Any:
+    """Flat positions that ``x[index]`` selects, shaped like the selection (NumPy indexing)."""
+    x = _t(x)
+    positions = tf.reshape(tf.range(tf.size(x, out_type=tf.int64)), tf.shape(x))
+    return getitem(positions, index)
+
+
+def index_update(x: Any, index: Any, values: Any) -> Any:
+    x = _t(x)
+    pos = _flat_positions(x, index)
+    vals = tf.broadcast_to(tf.cast(values, x.dtype), tf.shape(pos))
+    flat = tf.tensor_scatter_nd_update(tf.reshape(x, (-1,)), tf.reshape(pos, (-1, 1)),
+                                       tf.reshape(vals, (-1,)))
+    return tf.reshape(flat, tf.shape(x))
+
+
+def index_add(x: Any, index: Any, values: Any) -> Any:
+    x = _t(x)
+    pos = _flat_positions(x, index)
+    vals = tf.broadcast_to(tf.cast(values, x.dtype), tf.shape(pos))
+    flat = tf.tensor_scatter_nd_add(tf.reshape(x, (-1,)), tf.reshape(pos, (-1, 1)),
+                                    tf.reshape(vals, (-1,)))
+    return tf.reshape(flat, tf.shape(x))
+
+
+def sort(x: Any, axis: int = -1) -> Any:
+    return tf.sort(x, axis=axis)
+
+
+def argsort(x: Any, axis: int = -1) -> Any:
+    return tf.argsort(x, axis=axis, stable=True)
+
+
+def topk(x: Any, k: int, sorted: bool = True) -> tuple[Any, Any]:
+    values, indices = tf.math.top_k(x, k, sorted=sorted)
+    return values, indices
+
+
+def meshgrid(*xs: Any, indexing: str = "xy") -> list[Any]:
+    return tf.meshgrid(*xs, indexing=indexing)
+
+
+# --- linear algebra ------------------------------------------------------------------------
+inv, det, einsum = tf.linalg.inv, tf.linalg.det, tf.einsum
+
+
+def slogdet(x: Any) -> tuple[Any, Any]:
+    sign_, logabsdet = tf.linalg.slogdet(x)
+    return sign_, logabsdet
+
+
+def solve(a: Any, b: Any) -> Any:
+    b = _t(b)
+    if b.shape.rank == 1:
+        return tf.linalg.solve(a, b[:, None])[:, 0]
+    return tf.linalg.solve(a, b)
+
+
+# --- creation ------------------------------------------------------------------------------
+def zeros(shape: Any, dtype: Any = None) -> Any:
+    return tf.zeros(shape, dtype=native_dtype(dtype) or tf.float32)
+
+
+def ones(shape: Any, dtype: Any = None) -> Any:
+    return tf.ones(shape, dtype=native_dtype(dtype) or tf.float32)
+
+
+def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
+    return tf.fill((shape,) if isinstance(shape, int) else shape,
+                   tf.constant(fill_value, dtype=native_dtype(dtype)))
+
+
+def zeros_like(x: Any, dtype: Any = None) -> Any:
+    return tf.zeros_like(x, dtype=native_dtype(dtype))
+
+
+def ones_like(x: Any, dtype: Any = None) -> Any:
+    return tf.ones_like(x, dtype=native_dtype(dtype))
+
+
+def full_like(x: Any, fill_value: Any, dtype: Any = None) -> Any:
+    x = _t(x)
+    return tf.fill(tf.shape(x), tf.constant(fill_value, dtype=native_dtype(dtype) or x.dtype))
+
+
+def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> Any:
+    if stop is None:
+        start, stop = 0, start
+    if dtype is None:
+        floats = builtins.any(isinstance(v, float) for v in (start, stop, step))
+        dtype = tf.float64 if floats else tf.int64
+    return tf.range(start, stop, step, dtype=native_dtype(dtype))
+
+
+def linspace(start: Any, stop: Any, num: int = 50, dtype: Any = None) -> Any:
+    d = native_dtype(dtype) or tf.float64
+    return tf.linspace(tf.constant(start, d), tf.constant(stop, d), num)
+
+
+def eye(n: int, m: Any = None, dtype: Any = None) -> Any:
+    return tf.eye(n, m, dtype=native_dtype(dtype) or tf.float32)
+
+
+def array(values: Any, dtype: Any = None) -> Any:
+    if isinstance(values, (list, tuple)) and values and isinstance(values[0], tf.Tensor):
+        out = tf.stack(list(values))
+        return tf.cast(out, native_dtype(dtype)) if dtype is not None else out
+    return tf.constant(values, dtype=native_dtype(dtype))
+
+
+def one_hot(indices: Any, num_classes: int, dtype: Any = None) -> Any:
+    return tf.one_hot(indices, num_classes, dtype=native_dtype(dtype) or tf.float32)
+
+
+def uniform(shape: Any, low: float = 0.0, high: float = 1.0, *, seed: int = 0,
+            dtype: Any = None) -> Any:
+    return tf.random.stateless_uniform(shape, seed=[seed, 0], minval=low, maxval=high,
+                                       dtype=native_dtype(dtype) or tf.float32)
+
+
+def normal(shape: Any, mean: float = 0.0, std: float = 1.0, *, seed: int = 0,
+           dtype: Any = None) -> Any:
+    return tf.random.stateless_normal(shape, seed=[seed, 0], mean=mean, stddev=std,
+                                      dtype=native_dtype(dtype) or tf.float32)
+
+
+# --- inspection and conversion ---------------------------------------------------------------
+def shape(x: Any) -> tuple[Any, ...]:
+    s = getattr(x, "shape", None)
+    return () if s is None else tuple(s.as_list())
+
+
+def size(x: Any) -> Any:
+    s = getattr(x, "shape", None)
+    if s is None:
+        return 1
+    n = s.num_elements()
+    return tf.size(x) if n is None else n
+
+
+def ndim(x: Any) -> int:
+    s = getattr(x, "shape", None)
+    return 0 if s is None else s.rank
+
+
+def astype(x: Any, dtype: Any) -> Any:
+    return tf.cast(x, native_dtype(dtype))
+
+
+def to_numpy(x: Any) -> Any:
+    return x.numpy() if hasattr(x, "numpy") else __import__("numpy").asarray(x)
+
+
+def item(x: Any) -> Any:
+    return x.numpy().item() if hasattr(x, "numpy") else x
+
+
+stop_gradient = tf.stop_gradient
+
+complete(globals())
+
+CREATION = ()

@@ -1,0 +1,409 @@
+"""PyTorch primitives: ``torch``'s own functions where they take NumPy's arguments, adapters where
+they differ (``dim``/``keepdim``, functions that refuse Python numbers). Creation functions
+place new tensors on the namespace's device (see :func:`for_device`)."""
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from .. import dtypes as _dtypes
+from .common import complete, is_basic_index, normalize_axes
+
+NAME = "torch"
+DEVICE: Any = None
+
+
+def native_dtype(dtype: Any) -> Any:
+    if dtype is None or isinstance(dtype, torch.dtype):
+        return dtype
+    name = _dtypes.neutral(dtype).name
+    return getattr(torch, name)
+
+
+def _as_tensor(v: Any, like: Any) -> Any:
+    if isinstance(v, torch.Tensor):
+        return v
+    if isinstance(like, torch.Tensor):
+        return torch.as_tensor(v, dtype=like.dtype if isinstance(v, float) and
+                               like.is_floating_point() else None, device=like.device)
+    return torch.as_tensor(v)
+
+
+def _dims(axis: Any) -> Any:
+    return tuple(axis) if isinstance(axis, list) else axis
+
+
+# --- elementwise ---------------------------------------------------------------------------
+abs, sign, sqrt, square, exp, expm1 = (torch.abs, torch.sign, torch.sqrt, torch.square,
+                                       torch.exp, torch.expm1)
+log, log1p, log2, log10 = torch.log, torch.log1p, torch.log2, torch.log10
+sin, cos, tan, arcsin, arccos, arctan = (torch.sin, torch.cos, torch.tan, torch.arcsin,
+                                         torch.arccos, torch.arctan)
+sinh, cosh, tanh, arcsinh, arccosh, arctanh = (torch.sinh, torch.cosh, torch.tanh, torch.arcsinh,
+                                               torch.arccosh, torch.arctanh)
+sigmoid, softplus, relu, erf = torch.sigmoid, F.softplus, torch.relu, torch.erf
+floor, ceil, round, negative, reciprocal = (torch.floor, torch.ceil, torch.round, torch.negative,
+                                            torch.reciprocal)
+isnan, isinf, isfinite, logical_not = torch.isnan, torch.isinf, torch.isfinite, torch.logical_not
+add, subtract, multiply, divide, power = operator.add, operator.sub, operator.mul, \
+    operator.truediv, operator.pow
+equal, not_equal, less, less_equal = operator.eq, operator.ne, operator.lt, operator.le
+greater, greater_equal = operator.gt, operator.ge
+floor_divide, mod = operator.floordiv, operator.mod
+matmul = torch.matmul
+
+
+def maximum(x: Any, y: Any) -> Any:
+    return torch.maximum(_as_tensor(x, y), _as_tensor(y, x))
+
+
+def minimum(x: Any, y: Any) -> Any:
+    return torch.minimum(_as_tensor(x, y), _as_tensor(y, x))
+
+
+def arctan2(x: Any, y: Any) -> Any:
+    return torch.atan2(_as_tensor(x, y), _as_tensor(y, x))
+
+
+def logical_and(x: Any, y: Any) -> Any:
+    return torch.logical_and(_as_tensor(x, y), _as_tensor(y, x))
+
+
+def logical_or(x: Any, y: Any) -> Any:
+    return torch.logical_or(_as_tensor(x, y), _as_tensor(y, x))
+
+
+def where(condition: Any, x: Any, y: Any) -> Any:
+    return torch.where(_as_tensor(condition, x), x, y)
+
+
+def clip(x: Any, a_min: Any, a_max: Any) -> Any:
+    return torch.clamp(x, a_min, a_max)
+
+
+def dot(x: Any, y: Any) -> Any:
+    if x.dim() == 1 and y.dim() == 1:
+        return torch.dot(x, y)
+    if x.dim() == 0 or y.dim() == 0:
+        return x * y
+    return torch.matmul(x, y)
+
+
+def outer(x: Any, y: Any) -> Any:
+    return torch.outer(x.reshape(-1), y.reshape(-1))
+
+
+# --- reductions ----------------------------------------------------------------------------
+def sum(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    if axis is None and not keepdims:
+        return torch.sum(x)
+    return torch.sum(x, dim=_dims(axis), keepdim=keepdims)
+
+
+def mean(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    if axis is None and not keepdims:
+        return torch.mean(x)
+    return torch.mean(x, dim=_dims(axis), keepdim=keepdims)
+
+
+def prod(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    if axis is None and not keepdims:
+        return torch.prod(x)
+    for a in reversed(normalize_axes(axis, x.dim())):
+        x = torch.prod(x, dim=a, keepdim=True)
+    return x if keepdims else x.squeeze(_dims(axis) if axis is not None else None)
+
+
+def max(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    if axis is None and not keepdims:
+        return torch.max(x)
+    return torch.amax(x, dim=() if axis is None else _dims(axis), keepdim=keepdims)
+
+
+def min(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    if axis is None and not keepdims:
+        return torch.min(x)
+    return torch.amin(x, dim=() if axis is None else _dims(axis), keepdim=keepdims)
+
+
+def all(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    if axis is None and not keepdims:
+        return torch.all(x)
+    return torch.all(x, dim=normalize_axes(axis, x.dim()), keepdim=keepdims)
+
+
+def any(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    if axis is None and not keepdims:
+        return torch.any(x)
+    return torch.any(x, dim=normalize_axes(axis, x.dim()), keepdim=keepdims)
+
+
+def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    return torch.logsumexp(x, dim=normalize_axes(axis, x.dim()), keepdim=keepdims)
+
+
+def var(x: Any, axis: Any = None, keepdims: bool = False, ddof: int = 0) -> Any:
+    return torch.var(x, dim=_dims(axis), correction=ddof, keepdim=keepdims)
+
+
+def std(x: Any, axis: Any = None, keepdims: bool = False, ddof: int = 0) -> Any:
+    return torch.std(x, dim=_dims(axis), correction=ddof, keepdim=keepdims)
+
+
+def argmax(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    if axis is None and keepdims:
+        return torch.argmax(x).reshape((1,) * x.dim())
+    return torch.argmax(x, dim=axis, keepdim=keepdims)
+
+
+def argmin(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    if axis is None and keepdims:
+        return torch.argmin(x).reshape((1,) * x.dim())
+    return torch.argmin(x, dim=axis, keepdim=keepdims)
+
+
+def cumsum(x: Any, axis: Any = None) -> Any:
+    return torch.cumsum(x.reshape(-1) if axis is None else x, dim=0 if axis is None else axis)
+
+
+# --- shapes and indexing -------------------------------------------------------------------
+def reshape(x: Any, shape: Any) -> Any:
+    return torch.reshape(x, (shape,) if isinstance(shape, int) else shape)
+
+
+def transpose(x: Any, axes: Any = None) -> Any:
+    if axes is None:
+        return x.permute(*reversed(range(x.dim())))
+    return x.permute(*axes)
+
+
+swapaxes, moveaxis, broadcast_to, tile = (torch.swapaxes, torch.moveaxis, torch.broadcast_to,
+                                          torch.tile)
+
+
+def expand_dims(x: Any, axis: Any) -> Any:
+    if isinstance(axis, int):
+        return torch.unsqueeze(x, axis)
+    for a in normalize_axes(axis, x.dim() + len(axis)):
+        x = torch.unsqueeze(x, a)
+    return x
+
+
+def squeeze(x: Any, axis: Any = None) -> Any:
+    return torch.squeeze(x) if axis is None else torch.squeeze(x, _dims(axis))
+
+
+def concatenate(xs: Any, axis: int = 0) -> Any:
+    return torch.cat(tuple(xs), dim=axis)
+
+
+def stack(xs: Any, axis: int = 0) -> Any:
+    return torch.stack(tuple(xs), dim=axis)
+
+
+def unstack(x: Any, axis: int = 0) -> list[Any]:
+    return list(torch.unbind(x, dim=axis))
+
+
+def split(x: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
+    if isinstance(indices_or_sections, int) and x.shape[axis] % indices_or_sections:
+        raise ValueError("array split does not result in an equal division")
+    return list(torch.tensor_split(x, indices_or_sections, dim=axis))
+
+
+def flip(x: Any, axis: Any = None) -> Any:
+    dims = tuple(range(x.dim())) if axis is None else (
+        (axis,) if isinstance(axis, int) else tuple(axis))
+    return torch.flip(x, dims)
+
+
+def pad(x: Any, pad_width: Any, mode: str = "constant", constant_values: Any = 0) -> Any:
+    widths = _pad_pairs(pad_width, x.dim())
+    flat: list[int] = []
+    for before, after in reversed(widths):
+        flat += [before, after]
+    if mode == "constant":
+        return F.pad(x, flat, mode="constant", value=constant_values)
+    return F.pad(x, flat, mode={"edge": "replicate"}.get(mode, mode))
+
+
+def _pad_pairs(pad_width: Any, ndim: int) -> list[tuple[int, int]]:
+    if isinstance(pad_width, int):
+        return [(pad_width, pad_width)] * ndim
+    pw = list(pad_width)
+    if len(pw) == 2 and isinstance(pw[0], int):
+        return [(pw[0], pw[1])] * ndim
+    if len(pw) == 1:
+        return [tuple(pw[0])] * ndim  # type: ignore[list-item]
+    return [tuple(p) for p in pw]  # type: ignore[misc]
+
+
+def take(x: Any, indices: Any, axis: Any = None) -> Any:
+    indices = _as_tensor(indices, None).to(x.device)
+    if axis is None:
+        return torch.take(x, indices)
+    return x[(slice(None),) * (axis % x.dim()) + (indices,)]
+
+
+def take_along_axis(x: Any, indices: Any, axis: int) -> Any:
+    return torch.take_along_dim(x, indices, dim=axis)
+
+
+getitem = operator.getitem
+
+
+def index_update(x: Any, index: Any, values: Any) -> Any:
+    out = x.clone()
+    out[index] = values
+    return out
+
+
+def index_add(x: Any, index: Any, values: Any) -> Any:
+    if is_basic_index(index):
+        out = x.clone()
+        out[index] += values
+        return out
+    flat = torch.arange(x.numel(), device=x.device).reshape(x.shape)[index]
+    vals = torch.broadcast_to(_as_tensor(values, x), flat.shape).reshape(-1)
+    return x.reshape(-1).index_add(0, flat.reshape(-1), vals).reshape(x.shape)
+
+
+def sort(x: Any, axis: int = -1) -> Any:
+    return torch.sort(x, dim=axis).values
+
+
+def argsort(x: Any, axis: int = -1) -> Any:
+    return torch.argsort(x, dim=axis, stable=True)
+
+
+def topk(x: Any, k: int, sorted: bool = True) -> tuple[Any, Any]:
+    values, indices = torch.topk(x, k, sorted=sorted)
+    return values, indices
+
+
+def meshgrid(*xs: Any, indexing: str = "xy") -> list[Any]:
+    return list(torch.meshgrid(*xs, indexing=indexing))
+
+
+# --- linear algebra ------------------------------------------------------------------------
+inv, det, einsum = torch.linalg.inv, torch.linalg.det, torch.einsum
+
+
+def slogdet(x: Any) -> tuple[Any, Any]:
+    sign_, logabsdet = torch.linalg.slogdet(x)
+    return sign_, logabsdet
+
+
+def solve(a: Any, b: Any) -> Any:
+    return torch.linalg.solve(a, b)
+
+
+# --- creation (on DEVICE) ------------------------------------------------------------------
+def _float(dtype: Any) -> Any:
+    return native_dtype(dtype)
+
+
+def zeros(shape: Any, dtype: Any = None) -> Any:
+    return torch.zeros(shape, dtype=_float(dtype), device=DEVICE)
+
+
+def ones(shape: Any, dtype: Any = None) -> Any:
+    return torch.ones(shape, dtype=_float(dtype), device=DEVICE)
+
+
+def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
+    return torch.full((shape,) if isinstance(shape, int) else shape, fill_value,
+                      dtype=_float(dtype), device=DEVICE)
+
+
+def zeros_like(x: Any, dtype: Any = None) -> Any:
+    return torch.zeros_like(x, dtype=native_dtype(dtype))
+
+
+def ones_like(x: Any, dtype: Any = None) -> Any:
+    return torch.ones_like(x, dtype=native_dtype(dtype))
+
+
+def full_like(x: Any, fill_value: Any, dtype: Any = None) -> Any:
+    return torch.full_like(x, fill_value, dtype=native_dtype(dtype))
+
+
+def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> Any:
+    if stop is None:
+        start, stop = 0, start
+    return torch.arange(start, stop, step, dtype=native_dtype(dtype), device=DEVICE)
+
+
+def linspace(start: Any, stop: Any, num: int = 50, dtype: Any = None) -> Any:
+    return torch.linspace(start, stop, num, dtype=native_dtype(dtype) or torch.float64,
+                          device=DEVICE)
+
+
+def eye(n: int, m: Any = None, dtype: Any = None) -> Any:
+    return torch.eye(n, n if m is None else m, dtype=_float(dtype), device=DEVICE)
+
+
+def array(values: Any, dtype: Any = None) -> Any:
+    if isinstance(values, (list, tuple)) and values and isinstance(values[0], torch.Tensor):
+        return torch.stack(list(values)).to(native_dtype(dtype) or values[0].dtype)
+    return torch.as_tensor(values, dtype=native_dtype(dtype), device=DEVICE)
+
+
+def one_hot(indices: Any, num_classes: int, dtype: Any = None) -> Any:
+    return F.one_hot(torch.as_tensor(indices, device=DEVICE).long(), num_classes).to(
+        native_dtype(dtype) or torch.float32)
+
+
+def _generator(seed: int) -> Any:
+    return torch.Generator(device=DEVICE or "cpu").manual_seed(seed)
+
+
+def uniform(shape: Any, low: float = 0.0, high: float = 1.0, *, seed: int = 0,
+            dtype: Any = None) -> Any:
+    u = torch.rand(shape, generator=_generator(seed), dtype=_float(dtype), device=DEVICE)
+    return u * (high - low) + low
+
+
+def normal(shape: Any, mean: float = 0.0, std: float = 1.0, *, seed: int = 0,
+           dtype: Any = None) -> Any:
+    n = torch.randn(shape, generator=_generator(seed), dtype=_float(dtype), device=DEVICE)
+    return n * std + mean
+
+
+# --- inspection and conversion ---------------------------------------------------------------
+def shape(x: Any) -> tuple[int, ...]:
+    return tuple(x.shape) if isinstance(x, torch.Tensor) else ()
+
+
+def size(x: Any) -> int:
+    return x.numel() if isinstance(x, torch.Tensor) else 1
+
+
+def ndim(x: Any) -> int:
+    return x.dim() if isinstance(x, torch.Tensor) else 0
+
+
+def astype(x: Any, dtype: Any) -> Any:
+    return _as_tensor(x, None).to(native_dtype(dtype))
+
+
+def to_numpy(x: Any) -> Any:
+    return x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else __import__("numpy").asarray(x)
+
+
+def item(x: Any) -> Any:
+    return x.item() if isinstance(x, torch.Tensor) else x
+
+
+def stop_gradient(x: Any) -> Any:
+    return x.detach() if isinstance(x, torch.Tensor) else x
+
+
+complete(globals())
+
+#: Names that create tensors and so must know the device.
+CREATION = ("zeros", "ones", "full", "arange", "linspace", "eye", "array", "one_hot", "uniform",
+            "normal")

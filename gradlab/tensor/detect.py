@@ -1,0 +1,85 @@
+"""Which framework a value belongs to, decided from its type's module — without importing any.
+
+Importing TensorFlow costs seconds; a value can only come from a framework that is already
+imported, so the type's ``__module__`` tells us everything. Results are cached per type, which
+makes detection a dictionary lookup on the hot path of every generated gradient call.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from ..errors import BackendError
+
+#: Frameworks gradlab runs on, in the order they are shown to users.
+FRAMEWORKS = ("numpy", "torch", "tensorflow", "jax")
+
+#: Plain Python numbers run on this pseudo-backend: ``math`` for scalars, NumPy for the rest.
+PYTHON = "python"
+
+_ROOTS = {"numpy": "numpy", "torch": "torch", "tensorflow": "tensorflow", "keras": "tensorflow",
+          "jax": "jax", "jaxlib": "jax"}
+_PYTHON_NUMBERS = (bool, int, float, complex)
+_cache: dict[type, str | None] = {t: PYTHON for t in _PYTHON_NUMBERS}
+
+
+def framework_of(value: Any) -> str | None:
+    """The framework name of ``value`` ('numpy', 'torch', 'tensorflow', 'jax', 'python'), or None
+    for values that are not numeric tensors (strings, lists, None...)."""
+    t = type(value)
+    try:
+        return _cache[t]
+    except KeyError:
+        pass
+    root = (t.__module__ or "").partition(".")[0]
+    name = _ROOTS.get(root)
+    if name == "numpy" and not hasattr(value, "dtype"):
+        name = None  # numpy.random.Generator and friends are not values
+    if name == "tensorflow" and not hasattr(value, "dtype"):
+        name = None
+    if name == "jax" and not hasattr(value, "shape"):
+        name = None
+    _cache[t] = name
+    return name
+
+
+def require_framework(value: Any) -> str:
+    """Like :func:`framework_of` but raises a clear ``TypeError`` for unsupported values."""
+    name = framework_of(value)
+    if name is None:
+        t = type(value)
+        raise BackendError(
+            f"gradlab cannot use a value of type {t.__module__}.{t.__qualname__}: "
+            f"supported are Python numbers and arrays or tensors of {', '.join(FRAMEWORKS)}")
+    return name
+
+
+def common_framework(values: Iterable[Any]) -> str:
+    """The one framework shared by ``values`` (lists and tuples are looked into).
+
+    Python numbers go along with any framework; two different frameworks are an error, because
+    gradlab never converts between frameworks behind the user's back.
+    """
+    found = PYTHON
+    first: Any = None
+    stack = list(values)
+    while stack:
+        v = stack.pop()
+        t = type(v)
+        if t is list or t is tuple:
+            stack.extend(v)
+            continue
+        name = _cache.get(t) or framework_of(v)
+        if name is None or name == PYTHON:
+            continue
+        if found == PYTHON:
+            found, first = name, v
+        elif name != found:
+            raise BackendError(
+                f"values from two frameworks in one call: {_describe(first)} ({found}) and "
+                f"{_describe(v)} ({name}); convert one explicitly with gradlab.tensor.convert")
+    return found
+
+
+def _describe(value: Any) -> str:
+    t = type(value)
+    return f"{t.__module__}.{t.__qualname__}"

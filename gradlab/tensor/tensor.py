@@ -1,0 +1,823 @@
+"""The chainable ``Tensor`` wrapper: ``astensor(x).square().sum().sqrt().raw``.
+
+One class, written once against the flat namespace of :mod:`gradlab.tensor.backends`; each
+framework gets a tiny subclass that only names its namespace. A method is one namespace call
+plus one object creation, which is why the wrapper stays within a few percent of raw calls.
+"""
+from __future__ import annotations
+
+import types
+from typing import Any, Callable, ClassVar, Iterator, Sequence, Union
+
+from ..errors import BackendError
+from . import dtypes as _dtypes
+from .detect import PYTHON, framework_of, require_framework
+from .devices import device_label, device_of
+from .registry import backend
+
+Axis = Union[int, Sequence[int], None]
+Shape = Union[int, Sequence[int]]
+Other = Union["Tensor", float, int, bool, Any]
+
+#: Methods build results with ``_new`` and a slot assignment rather than calling the class: it
+#: skips a Python-level ``__init__`` frame, a third of the wrapper's cost on small tensors.
+_new = object.__new__
+
+
+class Tensor:
+    """A framework value with one method set on every backend. ``.raw`` is the native value."""
+
+    __slots__ = ("raw",)
+    framework: ClassVar[str] = ""
+    ops: ClassVar[types.ModuleType]
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+
+    # --- identity, printing, conversion ----------------------------------------------------
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.raw!r})"
+
+    def __len__(self) -> int:
+        return int(self.shape[0])
+
+    def __iter__(self) -> Iterator[Tensor]:
+        for i in range(len(self)):
+            yield self[i]
+
+    def __bool__(self) -> bool:
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def numpy(self) -> Any:
+        return self.ops.to_numpy(self.raw)
+
+    def item(self) -> Any:
+        return self.ops.item(self.raw)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.ops.shape(self.raw))
+
+    @property
+    def ndim(self) -> int:
+        return int(self.ops.ndim(self.raw))
+
+    @property
+    def size(self) -> int:
+        return int(self.ops.size(self.raw))
+
+    @property
+    def dtype(self) -> _dtypes.DType:
+        return self.ops.dtype(self.raw)  # type: ignore[no-any-return]
+
+    @property
+    def device(self) -> Any:
+        return device_of(self.raw)
+
+    @property
+    def device_label(self) -> str:
+        return device_label(self.raw, self.framework)
+
+    def astype(self, dtype: Any) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.astype(self.raw, dtype)
+        return t
+
+    def float32(self) -> Tensor:
+        return self.astype(_dtypes.float32)
+
+    def float64(self) -> Tensor:
+        return self.astype(_dtypes.float64)
+
+    def bool(self) -> Tensor:
+        return self.astype(_dtypes.bool_)
+
+    # --- operands --------------------------------------------------------------------------
+    def _other(self, other: Other) -> Any:
+        """The raw value of the other operand; refuses a value from another framework."""
+        if isinstance(other, Tensor):
+            if other.__class__ is not self.__class__:
+                raise BackendError(f"cannot combine a {self.framework} tensor with a "
+                                   f"{other.framework} tensor; convert one explicitly")
+            return other.raw
+        t = type(other)
+        if t is float or t is int or t is bool:
+            return other
+        fw = framework_of(other)
+        if fw != self.framework and fw != PYTHON:
+            raise BackendError(f"cannot combine a {self.framework} tensor with "
+                               f"{t.__module__}.{t.__qualname__} ({fw or 'unsupported'})")
+        return other
+
+    def __add__(self, other: Other) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.raw + self._other(other)
+        return t
+
+    def __radd__(self, other: Other) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self._other(other) + self.raw
+        return t
+
+    def __sub__(self, other: Other) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.raw - self._other(other)
+        return t
+
+    def __rsub__(self, other: Other) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self._other(other) - self.raw
+        return t
+
+    def __mul__(self, other: Other) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.raw * self._other(other)
+        return t
+
+    def __rmul__(self, other: Other) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self._other(other) * self.raw
+        return t
+
+    def __truediv__(self, other: Other) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.raw / self._other(other)
+        return t
+
+    def __rtruediv__(self, other: Other) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self._other(other) / self.raw
+        return t
+
+    def __floordiv__(self, other: Other) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.floor_divide(self.raw, self._other(other))
+        return t
+
+    def __mod__(self, other: Other) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.mod(self.raw, self._other(other))
+        return t
+
+    def __pow__(self, other: Other) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.raw ** self._other(other)
+        return t
+
+    def __rpow__(self, other: Other) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self._other(other) ** self.raw
+        return t
+
+    def __matmul__(self, other: Other) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.matmul(self.raw, self._other(other))
+        return t
+
+    def __rmatmul__(self, other: Other) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.matmul(self._other(other), self.raw)
+        return t
+
+    def __neg__(self) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = -self.raw
+        return t
+
+    def __pos__(self) -> Tensor:
+        return self
+
+    def __abs__(self) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.abs(self.raw)
+        return t
+
+    def __lt__(self, other: Other) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.less(self.raw, self._other(other))
+        return t
+
+    def __le__(self, other: Other) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.less_equal(self.raw, self._other(other))
+        return t
+
+    def __gt__(self, other: Other) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.greater(self.raw, self._other(other))
+        return t
+
+    def __ge__(self, other: Other) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.greater_equal(self.raw, self._other(other))
+        return t
+
+    def __eq__(self, other: Other) -> Tensor:  # type: ignore[override]
+        t = _new(self.__class__)
+        t.raw = self.ops.equal(self.raw, self._other(other))
+        return t
+
+    def __ne__(self, other: Other) -> Tensor:  # type: ignore[override]
+        t = _new(self.__class__)
+        t.raw = self.ops.not_equal(self.raw, self._other(other))
+        return t
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __getitem__(self, index: Any) -> Tensor:
+        if isinstance(index, Tensor):
+            index = index.raw
+        elif isinstance(index, tuple):
+            index = tuple(i.raw if isinstance(i, Tensor) else i for i in index)
+        t = _new(self.__class__)
+        t.raw = self.ops.getitem(self.raw, index)
+        return t
+
+    # --- elementwise -----------------------------------------------------------------------
+    def abs(self) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.abs(self.raw)
+        return t
+
+    def sign(self) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.sign(self.raw)
+        return t
+
+    def sqrt(self) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.sqrt(self.raw)
+        return t
+
+    def square(self) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.square(self.raw)
+        return t
+
+    def exp(self) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.exp(self.raw)
+        return t
+
+    def expm1(self) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.expm1(self.raw)
+        return t
+
+    def log(self) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.log(self.raw)
+        return t
+
+    def log1p(self) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.log1p(self.raw)
+        return t
+
+    def log2(self) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.log2(self.raw)
+        return t
+
+    def log10(self) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.log10(self.raw)
+        return t
+
+    def sin(self) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.sin(self.raw)
+        return t
+
+    def cos(self) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.cos(self.raw)
+        return t
+
+    def tan(self) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.tan(self.raw)
+        return t
+
+    def arcsin(self) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.arcsin(self.raw)
+        return t
+
+    def arccos(self) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.arccos(self.raw)
+        return t
+
+    def arctan(self) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.arctan(self.raw)
+        return t
+
+    def sinh(self) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.sinh(self.raw)
+        return t
+
+    def cosh(self) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.cosh(self.raw)
+        return t
+
+    def tanh(self) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.tanh(self.raw)
+        return t
+
+    def arcsinh(self) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.arcsinh(self.raw)
+        return t
+
+    def arccosh(self) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.arccosh(self.raw)
+        return t
+
+    def arctanh(self) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.arctanh(self.raw)
+        return t
+
+    def sigmoid(self) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.sigmoid(self.raw)
+        return t
+
+    def softplus(self) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.softplus(self.raw)
+        return t
+
+    def relu(self) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.relu(self.raw)
+        return t
+
+    def erf(self) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.erf(self.raw)
+        return t
+
+    def floor(self) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.floor(self.raw)
+        return t
+
+    def ceil(self) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.ceil(self.raw)
+        return t
+
+    def round(self) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.round(self.raw)
+        return t
+
+    def reciprocal(self) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.reciprocal(self.raw)
+        return t
+
+    def isnan(self) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.isnan(self.raw)
+        return t
+
+    def isinf(self) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.isinf(self.raw)
+        return t
+
+    def isfinite(self) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.isfinite(self.raw)
+        return t
+
+    def logical_not(self) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.logical_not(self.raw)
+        return t
+
+    def logical_and(self, other: Other) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.logical_and(self.raw, self._other(other))
+        return t
+
+    def logical_or(self, other: Other) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.logical_or(self.raw, self._other(other))
+        return t
+
+    def pow(self, exponent: Other) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.power(self.raw, self._other(exponent))
+        return t
+
+    def maximum(self, other: Other) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.maximum(self.raw, self._other(other))
+        return t
+
+    def minimum(self, other: Other) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.minimum(self.raw, self._other(other))
+        return t
+
+    def arctan2(self, other: Other) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.arctan2(self.raw, self._other(other))
+        return t
+
+    def clip(self, a_min: Other, a_max: Other) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.clip(self.raw, self._other(a_min), self._other(a_max))
+        return t
+
+    def where(self, x: Other, y: Other) -> Tensor:
+        """``x`` where this boolean tensor is true, else ``y``."""
+        t = _new(self.__class__)
+        t.raw = self.ops.where(self.raw, self._other(x), self._other(y))
+        return t
+
+    # --- reductions ------------------------------------------------------------------------
+    def sum(self, axis: Axis = None, keepdims: bool = False) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.sum(self.raw, axis, keepdims=keepdims)
+        return t
+
+    def mean(self, axis: Axis = None, keepdims: bool = False) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.mean(self.raw, axis, keepdims=keepdims)
+        return t
+
+    def prod(self, axis: Axis = None, keepdims: bool = False) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.prod(self.raw, axis, keepdims=keepdims)
+        return t
+
+    def max(self, axis: Axis = None, keepdims: bool = False) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.max(self.raw, axis, keepdims=keepdims)
+        return t
+
+    def min(self, axis: Axis = None, keepdims: bool = False) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.min(self.raw, axis, keepdims=keepdims)
+        return t
+
+    def all(self, axis: Axis = None, keepdims: bool = False) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.all(self.raw, axis, keepdims=keepdims)
+        return t
+
+    def any(self, axis: Axis = None, keepdims: bool = False) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.any(self.raw, axis, keepdims=keepdims)
+        return t
+
+    def logsumexp(self, axis: Axis = None, keepdims: bool = False) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.logsumexp(self.raw, axis, keepdims=keepdims)
+        return t
+
+    def var(self, axis: Axis = None, keepdims: bool = False, ddof: int = 0) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.var(self.raw, axis, keepdims=keepdims, ddof=ddof)
+        return t
+
+    def std(self, axis: Axis = None, keepdims: bool = False, ddof: int = 0) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.std(self.raw, axis, keepdims=keepdims, ddof=ddof)
+        return t
+
+    def argmax(self, axis: int | None = None, keepdims: bool = False) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.argmax(self.raw, axis, keepdims=keepdims)
+        return t
+
+    def argmin(self, axis: int | None = None, keepdims: bool = False) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.argmin(self.raw, axis, keepdims=keepdims)
+        return t
+
+    def cumsum(self, axis: int | None = None) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.cumsum(self.raw, axis)
+        return t
+
+    def norm(self, ord: Any = None, axis: Axis = None, keepdims: bool = False) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.norm(self.raw, ord, axis, keepdims=keepdims)
+        return t
+
+    @property
+    def norms(self) -> _Norms:
+        """EagerPy-style ``x.norms.l2(axis)``, ``.l1``, ``.linf``, ``.l0``, ``.lp(p)``."""
+        return _Norms(self)
+
+    # --- shapes and indexing ---------------------------------------------------------------
+    def reshape(self, shape: Shape) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.reshape(self.raw, shape)
+        return t
+
+    def transpose(self, axes: Sequence[int] | None = None) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.transpose(self.raw, axes)
+        return t
+
+    @property
+    def T(self) -> Tensor:
+        return self.transpose()
+
+    def swapaxes(self, axis1: int, axis2: int) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.swapaxes(self.raw, axis1, axis2)
+        return t
+
+    def moveaxis(self, source: int, destination: int) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.moveaxis(self.raw, source, destination)
+        return t
+
+    def expand_dims(self, axis: Axis) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.expand_dims(self.raw, axis)
+        return t
+
+    def squeeze(self, axis: Axis = None) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.squeeze(self.raw, axis)
+        return t
+
+    def flatten(self, start: int = 0, end: int = -1) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.flatten(self.raw, start, end)
+        return t
+
+    def broadcast_to(self, shape: Shape) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.broadcast_to(self.raw, shape)
+        return t
+
+    def sum_to(self, shape: Shape) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.sum_to(self.raw, shape)
+        return t
+
+    def tile(self, reps: Shape) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.tile(self.raw, reps)
+        return t
+
+    def flip(self, axis: Axis = None) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.flip(self.raw, axis)
+        return t
+
+    def pad(self, pad_width: Any, mode: str = "constant", value: float = 0) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.pad(self.raw, pad_width, mode, value)
+        return t
+
+    def split(self, indices_or_sections: Any, axis: int = 0) -> list[Tensor]:
+        return [self.__class__(p) for p in self.ops.split(self.raw, indices_or_sections, axis)]
+
+    def unstack(self, axis: int = 0) -> list[Tensor]:
+        return [self.__class__(p) for p in self.ops.unstack(self.raw, axis)]
+
+    def take(self, indices: Other, axis: int | None = None) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.take(self.raw, self._other(indices), axis)
+        return t
+
+    def take_along_axis(self, indices: Other, axis: int) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.take_along_axis(self.raw, self._other(indices), axis)
+        return t
+
+    def index_update(self, index: Any, values: Other) -> Tensor:
+        return self.__class__(self.ops.index_update(self.raw, _raw_index(index),
+                                                    self._other(values)))
+
+    def index_add(self, index: Any, values: Other) -> Tensor:
+        return self.__class__(self.ops.index_add(self.raw, _raw_index(index),
+                                                 self._other(values)))
+
+    def sort(self, axis: int = -1) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.sort(self.raw, axis)
+        return t
+
+    def argsort(self, axis: int = -1) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.argsort(self.raw, axis)
+        return t
+
+    def topk(self, k: int, sorted: bool = True) -> tuple[Tensor, Tensor]:
+        values, indices = self.ops.topk(self.raw, k, sorted)
+        return self.__class__(values), self.__class__(indices)
+
+    # --- linear algebra --------------------------------------------------------------------
+    def matmul(self, other: Other) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.matmul(self.raw, self._other(other))
+        return t
+
+    def dot(self, other: Other) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.dot(self.raw, self._other(other))
+        return t
+
+    def outer(self, other: Other) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.outer(self.raw, self._other(other))
+        return t
+
+    def inv(self) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.inv(self.raw)
+        return t
+
+    def det(self) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.det(self.raw)
+        return t
+
+    def slogdet(self) -> tuple[Tensor, Tensor]:
+        sign, logabsdet = self.ops.slogdet(self.raw)
+        return self.__class__(sign), self.__class__(logabsdet)
+
+    # --- neural-network helpers ------------------------------------------------------------
+    def softmax(self, axis: int = -1) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.softmax(self.raw, axis)
+        return t
+
+    def log_softmax(self, axis: int = -1) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.log_softmax(self.raw, axis)
+        return t
+
+    def crossentropy(self, labels: Other) -> Tensor:
+        """Per-example cross-entropy of these logits against integer ``labels``."""
+        t = _new(self.__class__)
+        t.raw = self.ops.crossentropy(self.raw, self._other(labels))
+        return t
+
+    def onehot_like(self, indices: Other, *, value: float = 1) -> Tensor:
+        """A tensor shaped like this one: ``value`` at ``indices`` along the last axis, else 0."""
+        hot = self.ops.one_hot(self._other(indices), self.shape[-1], self.dtype)
+        t = _new(self.__class__)
+        t.raw = hot * value
+        return t
+
+    # --- creation in this tensor's framework -----------------------------------------------
+    def zeros_like(self) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.zeros_like(self.raw)
+        return t
+
+    def ones_like(self) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.ones_like(self.raw)
+        return t
+
+    def full_like(self, fill_value: float) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.full_like(self.raw, fill_value)
+        return t
+
+    def zeros(self, shape: Shape) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.zeros(shape, self.dtype)
+        return t
+
+    def ones(self, shape: Shape) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.ones(shape, self.dtype)
+        return t
+
+    def full(self, shape: Shape, fill_value: float) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.full(shape, fill_value, self.dtype)
+        return t
+
+    def arange(self, start: int, stop: int | None = None, step: int = 1) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.arange(start, stop, step)
+        return t
+
+    def uniform(self, shape: Shape, low: float = 0.0, high: float = 1.0, *,
+                seed: int = 0) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.uniform(shape, low, high, seed=seed, dtype=self.dtype)
+        return t
+
+    def normal(self, shape: Shape, mean: float = 0.0, std: float = 1.0, *,
+               seed: int = 0) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.normal(shape, mean, std, seed=seed, dtype=self.dtype)
+        return t
+
+    def meshgrid(self, *others: Other, indexing: str = "xy") -> list[Tensor]:
+        raws = [self.raw] + [self._other(o) for o in others]
+        return [self.__class__(g) for g in self.ops.meshgrid(*raws, indexing=indexing)]
+
+    # --- gradients through the framework's own autodiff ------------------------------------
+    def value_and_grad(self, f: Callable[..., Any], *args: Any) -> tuple[Any, Any]:
+        """Value and gradient of ``f(self, *args)`` with respect to this tensor, computed by the
+        framework's own autodiff (``f`` takes and returns raw values)."""
+        from .autodiff import value_and_grad
+        value, grad = value_and_grad(f, self.raw, *[native(a) for a in args], wrt=0)
+        return value, self.__class__(grad)
+
+
+class _Norms:
+    __slots__ = ("t",)
+
+    def __init__(self, t: Tensor) -> None:
+        self.t = t
+
+    def l0(self, axis: Axis = None, keepdims: bool = False) -> Tensor:
+        return self.t.norm(0, axis, keepdims)
+
+    def l1(self, axis: Axis = None, keepdims: bool = False) -> Tensor:
+        return self.t.norm(1, axis, keepdims)
+
+    def l2(self, axis: Axis = None, keepdims: bool = False) -> Tensor:
+        return self.t.norm(2, axis, keepdims)
+
+    def linf(self, axis: Axis = None, keepdims: bool = False) -> Tensor:
+        return self.t.norm(float("inf"), axis, keepdims)
+
+    def lp(self, p: float, axis: Axis = None, keepdims: bool = False) -> Tensor:
+        return self.t.norm(p, axis, keepdims)
+
+
+def _raw_index(index: Any) -> Any:
+    if isinstance(index, Tensor):
+        return index.raw
+    if isinstance(index, tuple):
+        return tuple(i.raw if isinstance(i, Tensor) else i for i in index)
+    return index
+
+
+_classes: dict[str, type[Tensor]] = {}
+
+
+def tensor_class(framework: str) -> type[Tensor]:
+    """The ``Tensor`` subclass of one framework (made on first use)."""
+    try:
+        return _classes[framework]
+    except KeyError:
+        pass
+    title = {"numpy": "NumPy", "torch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX",
+             "python": "Python"}[framework]
+    cls = type(f"{title}Tensor", (Tensor,), {"__slots__": (), "framework": framework,
+                                             "ops": backend(framework)})
+    _classes[framework] = cls
+    return cls
+
+
+def astensor(x: Any) -> Tensor:
+    """Wrap a native value (a Tensor is returned as it is). Python numbers become NumPy."""
+    if isinstance(x, Tensor):
+        return x
+    fw = require_framework(x)
+    if fw == PYTHON:
+        import numpy as np
+        return tensor_class("numpy")(np.asarray(x))
+    return tensor_class(fw)(x)
+
+
+def astensors(*xs: Any) -> tuple[Tensor, ...]:
+    return tuple(astensor(x) for x in xs)
+
+
+def native(x: Any) -> Any:
+    """The inverse of :func:`astensor`: the raw value of a Tensor, anything else unchanged
+    (lists, tuples and dicts are looked into)."""
+    if isinstance(x, Tensor):
+        return x.raw
+    if isinstance(x, (list, tuple)):
+        return type(x)(native(v) for v in x)
+    if isinstance(x, dict):
+        return {k: native(v) for k, v in x.items()}
+    return x
+
+
+def istensor(x: Any) -> bool:
+    return isinstance(x, Tensor)

@@ -1,0 +1,74 @@
+"""Shared fixtures: every backend-parametrized test runs once per framework.
+
+A framework that is not installed is skipped with its reason, except when
+``GRADLAB_REQUIRE_ALL_BACKENDS=1`` (set by ``make test``): then a missing framework fails the run,
+so CI cannot go green on fewer than four backends.
+"""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=1")
+
+import numpy as np
+import pytest
+
+from gradlab.tensor import FRAMEWORKS, is_installed
+
+REQUIRE_ALL = os.environ.get("GRADLAB_REQUIRE_ALL_BACKENDS") == "1"
+
+
+def _setup_framework(name: str) -> None:
+    if name == "jax":
+        import jax
+        jax.config.update("jax_enable_x64", True)
+    elif name == "tensorflow":
+        import tensorflow as tf
+        tf.get_logger().setLevel("ERROR")
+
+
+def require(name: str) -> None:
+    """Skip (or, under make test, fail) when framework ``name`` is missing."""
+    if is_installed(name):
+        _setup_framework(name)
+        return
+    message = f"{name} is not installed (the README's `make test` installs all four backends)"
+    if REQUIRE_ALL:
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@pytest.fixture(params=FRAMEWORKS)
+def framework(request: pytest.FixtureRequest) -> str:
+    """Each of 'numpy', 'torch', 'tensorflow', 'jax' in turn."""
+    require(request.param)
+    return request.param
+
+
+def to_framework(value, framework: str, dtype=None):
+    """A NumPy value (or Python number) as a value of ``framework``, same dtype unless given."""
+    arr = np.asarray(value, dtype=dtype)
+    if framework == "numpy":
+        return arr
+    if framework == "torch":
+        import torch
+        return torch.as_tensor(arr.copy())
+    if framework == "tensorflow":
+        import tensorflow as tf
+        return tf.constant(arr)
+    if framework == "jax":
+        import jax.numpy as jnp
+        return jnp.asarray(arr)
+    raise ValueError(framework)
+
+
+def to_numpy(value):
+    """Any framework's value (or a list/tuple of them) as NumPy."""
+    if isinstance(value, (list, tuple)):
+        return type(value)(to_numpy(v) for v in value)
+    if hasattr(value, "detach"):
+        return value.detach().cpu().numpy()
+    if hasattr(value, "numpy") and not isinstance(value, np.ndarray):
+        return value.numpy()
+    return np.asarray(value)
