@@ -1,1 +1,33 @@
+"""gradlab: see backpropagation.
 
+``gradlab.grad(f)`` reads ``f``'s source and returns a new Python function computing its
+gradient, whose source (``.source``) a person can read, edit and run on NumPy, PyTorch,
+TensorFlow or JAX. In Jupyter, ``%load_ext gradlab`` adds the ``%%grad`` cell magic.
+
+Importing gradlab imports no framework.
+"""
+from __future__ import annotations
+
+from .api import grad, insert_grad_of, stop_gradient, value_and_grad
+from .errors import BackendError, GradlabError, GradlabSyntaxError, NoRuleError
+from .tensor.dtypes import (bfloat16, bool_, complex64, complex128, float16, float32, float64,
+                            int8, int16, int32, int64, uint8)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BackendError", "GradlabError", "GradlabSyntaxError", "NoRuleError", "bfloat16", "bool_",
+    "complex64", "complex128", "float16", "float32", "float64", "grad", "insert_grad_of",
+    "int8", "int16", "int32", "int64", "stop_gradient", "uint8", "value_and_grad",
+]
+
+
+def load_ipython_extension(ipython):  # type: ignore[no-untyped-def]
+    """``%load_ext gradlab``: registers the ``%%grad`` cell magic."""
+    from .kernel_ext import load_ipython_extension as load
+    load(ipython)
+
+
+def unload_ipython_extension(ipython):  # type: ignore[no-untyped-def]
+    from .kernel_ext import unload_ipython_extension as unload
+    unload(ipython)

@@ -45,6 +45,9 @@ def backend(name: str = "numpy", device: Any = None) -> types.ModuleType:
     except ImportError as e:
         raise BackendError(f"backend {name!r} is not installed ({e}); install it with "
                            f"`pip install {_PIP.get(name, name)}`") from None
+    if "broadcast_like" not in vars(module):
+        from .backends import adjoint_helpers
+        adjoint_helpers.install(vars(module))
     if key[1] is not None:
         module = _rebind_device(module, key[1])
     _loaded[key] = module

@@ -6,6 +6,7 @@ plus one object creation, which is why the wrapper stays within a few percent of
 """
 from __future__ import annotations
 
+import builtins
 import types
 from typing import Any, Callable, ClassVar, Iterator, Sequence, Union
 
@@ -30,6 +31,9 @@ class Tensor:
     __slots__ = ("raw",)
     framework: ClassVar[str] = ""
     ops: ClassVar[types.ModuleType]
+    #: NumPy defers to our reflected operators (``array + tensor`` calls ``__radd__``) instead of
+    #: iterating the Tensor into an object array.
+    __array_ufunc__ = None
 
     def __init__(self, raw: Any) -> None:
         self.raw = raw
@@ -39,7 +43,10 @@ class Tensor:
         return f"{type(self).__name__}({self.raw!r})"
 
     def __len__(self) -> int:
-        return int(self.shape[0])
+        shape = self.shape
+        if not shape:
+            raise TypeError("len() of a 0-d tensor")
+        return int(shape[0])
 
     def __iter__(self) -> Iterator[Tensor]:
         for i in range(len(self)):
@@ -53,6 +60,17 @@ class Tensor:
 
     def __int__(self) -> int:
         return int(self.item())
+
+    def __tf_tensor__(self, dtype: Any = None, name: Any = None) -> Any:
+        # TensorFlow converts operands with this. Refusing makes ``tf_value + tensor`` fall back
+        # to our ``__radd__`` (a Tensor, as with the other frameworks) instead of TensorFlow
+        # iterating the Tensor element by element. TensorFlow's comparison operators have no
+        # such fallback: ``tf_value < tensor`` raises this error.
+        if self.framework != "tensorflow":
+            raise BackendError(f"cannot combine a tensorflow value with a {self.framework} "
+                               "tensor; convert one explicitly with gradlab.tensor.convert")
+        raise BackendError(f"TensorFlow cannot take a gradlab {type(self).__name__} as an "
+                           "operand; put the gradlab Tensor on the left, or pass tensor.raw")
 
     def numpy(self) -> Any:
         return self.ops.to_numpy(self.raw)
@@ -160,9 +178,19 @@ class Tensor:
         t.raw = self.ops.floor_divide(self.raw, self._other(other))
         return t
 
+    def __rfloordiv__(self, other: Other) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.floor_divide(self._other(other), self.raw)
+        return t
+
     def __mod__(self, other: Other) -> Tensor:
         t = _new(self.__class__)
         t.raw = self.ops.mod(self.raw, self._other(other))
+        return t
+
+    def __rmod__(self, other: Other) -> Tensor:
+        t = _new(self.__class__)
+        t.raw = self.ops.mod(self._other(other), self.raw)
         return t
 
     def __pow__(self, other: Other) -> Tensor:
@@ -452,62 +480,62 @@ class Tensor:
         return t
 
     # --- reductions ------------------------------------------------------------------------
-    def sum(self, axis: Axis = None, keepdims: bool = False) -> Tensor:
+    def sum(self, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor:
         t = _new(self.__class__)
         t.raw = self.ops.sum(self.raw, axis, keepdims=keepdims)
         return t
 
-    def mean(self, axis: Axis = None, keepdims: bool = False) -> Tensor:
+    def mean(self, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor:
         t = _new(self.__class__)
         t.raw = self.ops.mean(self.raw, axis, keepdims=keepdims)
         return t
 
-    def prod(self, axis: Axis = None, keepdims: bool = False) -> Tensor:
+    def prod(self, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor:
         t = _new(self.__class__)
         t.raw = self.ops.prod(self.raw, axis, keepdims=keepdims)
         return t
 
-    def max(self, axis: Axis = None, keepdims: bool = False) -> Tensor:
+    def max(self, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor:
         t = _new(self.__class__)
         t.raw = self.ops.max(self.raw, axis, keepdims=keepdims)
         return t
 
-    def min(self, axis: Axis = None, keepdims: bool = False) -> Tensor:
+    def min(self, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor:
         t = _new(self.__class__)
         t.raw = self.ops.min(self.raw, axis, keepdims=keepdims)
         return t
 
-    def all(self, axis: Axis = None, keepdims: bool = False) -> Tensor:
+    def all(self, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor:
         t = _new(self.__class__)
         t.raw = self.ops.all(self.raw, axis, keepdims=keepdims)
         return t
 
-    def any(self, axis: Axis = None, keepdims: bool = False) -> Tensor:
+    def any(self, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor:
         t = _new(self.__class__)
         t.raw = self.ops.any(self.raw, axis, keepdims=keepdims)
         return t
 
-    def logsumexp(self, axis: Axis = None, keepdims: bool = False) -> Tensor:
+    def logsumexp(self, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor:
         t = _new(self.__class__)
         t.raw = self.ops.logsumexp(self.raw, axis, keepdims=keepdims)
         return t
 
-    def var(self, axis: Axis = None, keepdims: bool = False, ddof: int = 0) -> Tensor:
+    def var(self, axis: Axis = None, keepdims: builtins.bool = False, ddof: int = 0) -> Tensor:
         t = _new(self.__class__)
         t.raw = self.ops.var(self.raw, axis, keepdims=keepdims, ddof=ddof)
         return t
 
-    def std(self, axis: Axis = None, keepdims: bool = False, ddof: int = 0) -> Tensor:
+    def std(self, axis: Axis = None, keepdims: builtins.bool = False, ddof: int = 0) -> Tensor:
         t = _new(self.__class__)
         t.raw = self.ops.std(self.raw, axis, keepdims=keepdims, ddof=ddof)
         return t
 
-    def argmax(self, axis: int | None = None, keepdims: bool = False) -> Tensor:
+    def argmax(self, axis: int | None = None, keepdims: builtins.bool = False) -> Tensor:
         t = _new(self.__class__)
         t.raw = self.ops.argmax(self.raw, axis, keepdims=keepdims)
         return t
 
-    def argmin(self, axis: int | None = None, keepdims: bool = False) -> Tensor:
+    def argmin(self, axis: int | None = None, keepdims: builtins.bool = False) -> Tensor:
         t = _new(self.__class__)
         t.raw = self.ops.argmin(self.raw, axis, keepdims=keepdims)
         return t
@@ -517,7 +545,7 @@ class Tensor:
         t.raw = self.ops.cumsum(self.raw, axis)
         return t
 
-    def norm(self, ord: Any = None, axis: Axis = None, keepdims: bool = False) -> Tensor:
+    def norm(self, ord: Any = None, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor:
         t = _new(self.__class__)
         t.raw = self.ops.norm(self.raw, ord, axis, keepdims=keepdims)
         return t
@@ -626,7 +654,7 @@ class Tensor:
         t.raw = self.ops.argsort(self.raw, axis)
         return t
 
-    def topk(self, k: int, sorted: bool = True) -> tuple[Tensor, Tensor]:
+    def topk(self, k: int, sorted: builtins.bool = True) -> tuple[Tensor, Tensor]:
         values, indices = self.ops.topk(self.raw, k, sorted)
         return self.__class__(values), self.__class__(indices)
 
@@ -751,19 +779,19 @@ class _Norms:
     def __init__(self, t: Tensor) -> None:
         self.t = t
 
-    def l0(self, axis: Axis = None, keepdims: bool = False) -> Tensor:
+    def l0(self, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor:
         return self.t.norm(0, axis, keepdims)
 
-    def l1(self, axis: Axis = None, keepdims: bool = False) -> Tensor:
+    def l1(self, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor:
         return self.t.norm(1, axis, keepdims)
 
-    def l2(self, axis: Axis = None, keepdims: bool = False) -> Tensor:
+    def l2(self, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor:
         return self.t.norm(2, axis, keepdims)
 
-    def linf(self, axis: Axis = None, keepdims: bool = False) -> Tensor:
+    def linf(self, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor:
         return self.t.norm(float("inf"), axis, keepdims)
 
-    def lp(self, p: float, axis: Axis = None, keepdims: bool = False) -> Tensor:
+    def lp(self, p: float, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor:
         return self.t.norm(p, axis, keepdims)
 
 

@@ -7,9 +7,12 @@ has a faster or more accurate one; :func:`complete` never overwrites.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 from .. import dtypes as _dtypes
+
+#: NumPy's ``pad`` modes that every backend implements.
+PadMode = Literal["constant", "edge", "reflect", "symmetric", "wrap"]
 
 
 def is_basic_index(index: Any) -> bool:
@@ -27,14 +30,36 @@ def normalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
     return (axis % ndim,)
 
 
+def pad_pairs(pad_width: Any, ndim: int) -> list[tuple[int, int]]:
+    """NumPy's ``pad_width`` forms (n, (b, a), ((b, a),), per-axis pairs) as one pair per axis."""
+    if isinstance(pad_width, int):
+        return [(pad_width, pad_width)] * ndim
+    pw = list(pad_width)
+    if len(pw) == 2 and isinstance(pw[0], int):
+        return [(pw[0], pw[1])] * ndim
+    if len(pw) == 1:
+        first = pw[0]
+        pair = (first, first) if isinstance(first, int) else (first[0], first[1])
+        return [pair] * ndim
+    return [(int(p[0]), int(p[1])) for p in pw]
+
+
+def pad_indices(n: int, before: int, after: int, mode: PadMode) -> list[int]:
+    """Which of an axis' ``n`` positions each position of the padded axis copies, for NumPy's
+    non-constant modes ('edge', 'reflect', 'symmetric', 'wrap'). Shapes are static, so this is
+    plain Python; a backend turns it into one gather along the axis."""
+    import numpy as np
+    return [int(i) for i in np.pad(np.arange(n), (before, after), mode=mode)]
+
+
 def complete(ns: dict[str, Any]) -> None:
     """Define in ``ns`` every generic primitive it does not define yet."""
     exp, log, log1p, sqrt = ns["exp"], ns["log"], ns["log1p"], ns["sqrt"]
     abs_, maximum, where = ns["abs"], ns["maximum"], ns["where"]
-    sum_, max_, shape = ns["sum"], ns["max"], ns["shape"]
+    sum_, max_, shape_of = ns["sum"], ns["max"], ns["shape"]
     reshape, stop_gradient = ns["reshape"], ns["stop_gradient"]
 
-    def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    def logsumexp(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
         m = stop_gradient(max_(x, axis=axis, keepdims=True))
         m = where(ns["isfinite"](m), m, ns["zeros_like"](m))
         out = log(sum_(exp(x - m), axis=axis, keepdims=True)) + m
@@ -50,7 +75,10 @@ def complete(ns: dict[str, Any]) -> None:
         return e / sum_(e, axis=axis, keepdims=True)
 
     def log_softmax(x: Any, axis: int = -1) -> Any:
-        return x - ns["logsumexp"](x, axis=axis, keepdims=True)
+        # (x - m) - log(sum(exp(x - m))), not x - logsumexp(x): for large x the latter rounds
+        # the result to the precision of x itself (an ulp of 1000.0 is 6e-5 in float32).
+        shifted = x - stop_gradient(max_(x, axis=axis, keepdims=True))
+        return shifted - log(sum_(exp(shifted), axis=axis, keepdims=True))
 
     def sigmoid(x: Any) -> Any:
         return 0.5 * (ns["tanh"](0.5 * x) + 1.0)
@@ -61,9 +89,9 @@ def complete(ns: dict[str, Any]) -> None:
     def relu(x: Any) -> Any:
         return maximum(x, 0.0)
 
-    def sum_to(x: Any, target: Any) -> Any:
-        have = tuple(shape(x))
-        target = tuple(target)
+    def sum_to(x: Any, shape: Any) -> Any:
+        have = tuple(shape_of(x))
+        target = tuple(shape)
         if have == target:
             return x
         lead = len(have) - len(target)
@@ -74,12 +102,12 @@ def complete(ns: dict[str, Any]) -> None:
         return reshape(x, target) if lead else x
 
     def unbroadcast(x: Any, like: Any) -> Any:
-        target = shape(like)
-        if shape(x) == target:
+        target = shape_of(like)
+        if shape_of(x) == target:
             return x
         return sum_to(x, target)
 
-    def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
+    def norm(x: Any, ord: Any = None, axis: Any = None, *, keepdims: bool = False) -> Any:
         if ord is None or ord == 2 or ord == "fro":
             return sqrt(sum_(x * x, axis=axis, keepdims=keepdims))
         if ord == 1:
@@ -102,7 +130,7 @@ def complete(ns: dict[str, Any]) -> None:
         return sum_(exp(logp) * (logp - logq), axis=axis)
 
     def flatten(x: Any, start: int = 0, end: int = -1) -> Any:
-        dims = tuple(shape(x))
+        dims = tuple(shape_of(x))
         if not dims:
             return reshape(x, (1,))
         start %= len(dims)
@@ -113,11 +141,11 @@ def complete(ns: dict[str, Any]) -> None:
         return reshape(x, dims[:start] + (middle,) + dims[end + 1:])
 
     def unstack(x: Any, axis: int = 0) -> list[Any]:
-        n = shape(x)[axis]
-        index = (slice(None),) * (axis % len(shape(x)))
+        n = shape_of(x)[axis]
+        index = (slice(None),) * (axis % len(shape_of(x)))
         return [x[index + (i,)] for i in range(n)]
 
-    def std(x: Any, axis: Any = None, keepdims: bool = False, ddof: int = 0) -> Any:
+    def std(x: Any, axis: Any = None, *, keepdims: bool = False, ddof: int = 0) -> Any:
         return sqrt(ns["var"](x, axis=axis, keepdims=keepdims, ddof=ddof))
 
     def dtype(x: Any) -> _dtypes.DType:

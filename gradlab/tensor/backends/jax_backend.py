@@ -2,6 +2,7 @@
 own function; indexed updates use ``x.at[...]``. Works eagerly and under ``jax.jit``."""
 from __future__ import annotations
 
+import builtins
 import operator
 from typing import Any
 
@@ -11,7 +12,7 @@ import jax.scipy.special as jsp
 import numpy as np
 
 from .. import dtypes as _dtypes
-from .common import complete
+from .common import PadMode, complete
 
 NAME = "jax"
 DEVICE: Any = None
@@ -52,18 +53,37 @@ sum, mean, prod, max, min, all, any = (jnp.sum, jnp.mean, jnp.prod, jnp.max, jnp
 var, std, cumsum, argmax, argmin = jnp.var, jnp.std, jnp.cumsum, jnp.argmax, jnp.argmin
 
 
-def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+def logsumexp(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
     return jsp.logsumexp(x, axis=axis, keepdims=keepdims)
 
 
 # --- shapes and indexing -------------------------------------------------------------------
 reshape, transpose, swapaxes, moveaxis = jnp.reshape, jnp.transpose, jnp.swapaxes, jnp.moveaxis
 expand_dims, squeeze, concatenate, stack = jnp.expand_dims, jnp.squeeze, jnp.concatenate, jnp.stack
-split, broadcast_to, tile, flip, pad = jnp.split, jnp.broadcast_to, jnp.tile, jnp.flip, jnp.pad
+split, broadcast_to, tile, flip = jnp.split, jnp.broadcast_to, jnp.tile, jnp.flip
 take, take_along_axis, sort, argsort = jnp.take, jnp.take_along_axis, jnp.sort, jnp.argsort
 meshgrid = jnp.meshgrid
-getitem = operator.getitem
 softmax, log_softmax = jax.nn.softmax, jax.nn.log_softmax
+
+
+def pad(x: Any, pad_width: Any, mode: PadMode = "constant", constant_values: Any = 0) -> Any:
+    # jnp.pad takes constant_values by keyword only, and only for mode='constant'
+    if mode == "constant":
+        return jnp.pad(x, pad_width, mode, constant_values=constant_values)
+    return jnp.pad(x, pad_width, mode)
+
+
+def _index(index: Any) -> Any:
+    """JAX refuses lists as indices; NumPy reads them as integer (or boolean) arrays."""
+    if type(index) is list:
+        return jnp.asarray(index)
+    if type(index) is tuple and builtins.any(type(i) is list for i in index):
+        return tuple(jnp.asarray(i) if type(i) is list else i for i in index)
+    return index
+
+
+def getitem(x: Any, index: Any) -> Any:
+    return x[_index(index)]
 
 
 def unstack(x: Any, axis: int = 0) -> list[Any]:
@@ -71,16 +91,24 @@ def unstack(x: Any, axis: int = 0) -> list[Any]:
 
 
 def index_update(x: Any, index: Any, values: Any) -> Any:
-    return jnp.asarray(x).at[index].set(values)
+    return jnp.asarray(x).at[_index(index)].set(values)
 
 
 def index_add(x: Any, index: Any, values: Any) -> Any:
-    return jnp.asarray(x).at[index].add(values)
+    return jnp.asarray(x).at[_index(index)].add(values)
 
 
 def topk(x: Any, k: int, sorted: bool = True) -> tuple[Any, Any]:
-    values, indices = jax.lax.top_k(x, k)
-    return values, indices
+    values, indices = jax.lax.top_k(x, k)  # always sorted; int32 indices
+    return values, indices.astype(_default_int())
+
+
+def _default_int() -> Any:
+    return jax.dtypes.canonicalize_dtype(np.int64)  # int64, or int32 without jax_enable_x64
+
+
+def _default_float() -> Any:
+    return jax.dtypes.canonicalize_dtype(np.float64)
 
 
 # --- linear algebra ------------------------------------------------------------------------
@@ -130,7 +158,7 @@ def array(values: Any, dtype: Any = None) -> Any:
 
 
 def one_hot(indices: Any, num_classes: int, dtype: Any = None) -> Any:
-    return jax.nn.one_hot(indices, num_classes, dtype=native_dtype(dtype) or jnp.float32)
+    return jax.nn.one_hot(indices, num_classes, dtype=native_dtype(dtype) or _default_float())
 
 
 def uniform(shape: Any, low: float = 0.0, high: float = 1.0, *, seed: int = 0,

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes as _dtypes
-from .common import complete, is_basic_index
+from .common import PadMode, complete, is_basic_index
 
 NAME = "numpy"
 float32, float64 = np.float32, np.float64
@@ -65,21 +65,31 @@ sum, mean, prod, max, min, all, any = np.sum, np.mean, np.prod, np.max, np.min, 
 var, std, cumsum = np.var, np.std, np.cumsum
 
 
-def argmax(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+def argmax(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
     return np.argmax(x, axis=axis, keepdims=keepdims)
 
 
-def argmin(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+def argmin(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
     return np.argmin(x, axis=axis, keepdims=keepdims)
 
 
 # --- shapes and indexing -------------------------------------------------------------------
 reshape, transpose, swapaxes, moveaxis = np.reshape, np.transpose, np.swapaxes, np.moveaxis
 expand_dims, squeeze, concatenate, stack = np.expand_dims, np.squeeze, np.concatenate, np.stack
-split, broadcast_to, tile, flip, pad = np.split, np.broadcast_to, np.tile, np.flip, np.pad
-take, take_along_axis, sort, argsort, meshgrid = (np.take, np.take_along_axis, np.sort,
-                                                  np.argsort, np.meshgrid)
+split, broadcast_to, tile, flip = np.split, np.broadcast_to, np.tile, np.flip
+take, take_along_axis, sort, meshgrid = np.take, np.take_along_axis, np.sort, np.meshgrid
 getitem = operator.getitem
+
+
+def argsort(x: Any, axis: int = -1) -> Any:
+    return np.argsort(x, axis=axis, kind="stable")  # NumPy's default quicksort is not stable
+
+
+def pad(x: Any, pad_width: Any, mode: PadMode = "constant", constant_values: Any = 0) -> Any:
+    # np.pad takes constant_values by keyword only, and only for mode='constant'
+    if mode == "constant":
+        return np.pad(x, pad_width, mode, constant_values=constant_values)
+    return np.pad(x, pad_width, mode)
 
 
 def unstack(x: Any, axis: int = 0) -> list[Any]:
@@ -144,7 +154,7 @@ def full_like(x: Any, fill_value: Any, dtype: Any = None) -> Any:
 def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> Any:
     if stop is None:
         start, stop = 0, start
-    return np.arange(start, stop, step, native_dtype(dtype))
+    return np.arange(start, stop, step, dtype=native_dtype(dtype))
 
 
 def linspace(start: Any, stop: Any, num: int = 50, dtype: Any = None) -> Any:

@@ -3,6 +3,7 @@ NumPy for anything else. Chosen when every input of a generated function is a Py
 so results stay Python numbers, as the user's own ``math`` code would give."""
 from __future__ import annotations
 
+import builtins
 import math
 from typing import Any, Callable
 
@@ -32,7 +33,8 @@ def _sigmoid(x: float) -> float:
 
 
 def _softplus(x: float) -> float:
-    return max(x, 0.0) + math.log1p(math.exp(-abs(x)))
+    # builtins: the star import below binds max and abs to NumPy's reductions
+    return builtins.max(x, 0.0) + math.log1p(math.exp(-builtins.abs(x)))
 
 
 _PAIRS = dict(sqrt=math.sqrt, exp=math.exp, expm1=math.expm1, log=math.log, log1p=math.log1p,

@@ -11,7 +11,7 @@ from typing import Any
 import tensorflow as tf
 
 from .. import dtypes as _dtypes
-from .common import complete, normalize_axes
+from .common import PadMode, complete, is_basic_index, normalize_axes, pad_indices, pad_pairs
 
 NAME = "tensorflow"
 DEVICE: Any = None
@@ -52,7 +52,15 @@ equal, not_equal, less, less_equal = (tf.math.equal, tf.math.not_equal, tf.math.
 greater, greater_equal = tf.math.greater, tf.math.greater_equal
 logical_and, logical_or = tf.math.logical_and, tf.math.logical_or
 floor_divide, mod = tf.math.floordiv, tf.math.floormod
-where, clip = tf.where, tf.clip_by_value
+where = tf.where
+
+
+def clip(x: Any, a_min: Any, a_max: Any) -> Any:
+    if a_min is None:
+        return tf.minimum(x, a_max)
+    if a_max is None:
+        return tf.maximum(x, a_min)
+    return tf.clip_by_value(x, a_min, a_max)
 
 
 def log2(x: Any) -> Any:
@@ -78,7 +86,10 @@ def dot(x: Any, y: Any) -> Any:
     x, y = _t(x), _t(y)
     if x.shape.rank == 0 or y.shape.rank == 0:
         return x * y
-    return matmul(x, y)
+    if y.shape.rank <= 2:  # matmul agrees with np.dot when y is a vector or a matrix
+        return matmul(x, y)
+    # np.dot of N-d arrays: sum over the last axis of x and the second-to-last of y
+    return tf.tensordot(x, y, axes=[[x.shape.rank - 1], [y.shape.rank - 2]])
 
 
 def outer(x: Any, y: Any) -> Any:
@@ -91,7 +102,7 @@ max, min, all, any = tf.reduce_max, tf.reduce_min, tf.reduce_all, tf.reduce_any
 logsumexp = tf.reduce_logsumexp
 
 
-def var(x: Any, axis: Any = None, keepdims: bool = False, ddof: int = 0) -> Any:
+def var(x: Any, axis: Any = None, *, keepdims: bool = False, ddof: int = 0) -> Any:
     x = _t(x)
     v = tf.math.reduce_variance(x, axis=axis, keepdims=keepdims)
     if ddof:
@@ -100,7 +111,7 @@ def var(x: Any, axis: Any = None, keepdims: bool = False, ddof: int = 0) -> Any:
     return v
 
 
-def std(x: Any, axis: Any = None, keepdims: bool = False, ddof: int = 0) -> Any:
+def std(x: Any, axis: Any = None, *, keepdims: bool = False, ddof: int = 0) -> Any:
     return tf.math.sqrt(var(x, axis, keepdims=keepdims, ddof=ddof))
 
 
@@ -112,11 +123,11 @@ def _count(x: Any, axis: Any) -> int:
     return n
 
 
-def argmax(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+def argmax(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
     return _arg(tf.math.argmax, x, axis, keepdims)
 
 
-def argmin(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+def argmin(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
     return _arg(tf.math.argmin, x, axis, keepdims)
 
 
@@ -209,38 +220,106 @@ def flip(x: Any, axis: Any = None) -> Any:
     return tf.reverse(x, axes)
 
 
-def pad(x: Any, pad_width: Any, mode: str = "constant", constant_values: Any = 0) -> Any:
-    from .torch_backend import _pad_pairs  # pure Python helper, no torch needed at call time
-    widths = _pad_pairs(pad_width, _t(x).shape.rank)
-    tf_mode = {"constant": "CONSTANT", "reflect": "REFLECT", "symmetric": "SYMMETRIC"}[mode]
-    return tf.pad(x, widths, mode=tf_mode, constant_values=constant_values)
+def pad(x: Any, pad_width: Any, mode: PadMode = "constant", constant_values: Any = 0) -> Any:
+    x = _t(x)
+    widths = pad_pairs(pad_width, x.shape.rank)
+    if mode in ("constant", "reflect", "symmetric"):
+        return tf.pad(x, widths, mode=mode.upper(), constant_values=constant_values)
+    for axis, (before, after) in enumerate(widths):  # 'edge', 'wrap': one gather per axis
+        if before or after:
+            x = tf.gather(x, pad_indices(x.shape[axis], before, after, mode), axis=axis)
+    return x
+
+
+def _wrap(indices: Any, n: Any) -> Any:
+    """Integer indices with NumPy's negative ones (-1 is the last) made non-negative."""
+    i = tf.cast(indices, tf.int64)
+    return tf.where(i < 0, i + tf.cast(n, tf.int64), i)
 
 
 def take(x: Any, indices: Any, axis: Any = None) -> Any:
+    x = _t(x)
     if axis is None:
-        return tf.gather(tf.reshape(x, (-1,)), indices)
-    return tf.gather(x, indices, axis=axis)
+        x, axis = tf.reshape(x, (-1,)), 0
+    return tf.gather(x, _wrap(indices, tf.shape(x, out_type=tf.int64)[axis]), axis=axis)
 
 
 def take_along_axis(x: Any, indices: Any, axis: int) -> Any:
     x = _t(x)
-    axis %= x.shape.rank
-    idx = tf.cast(indices, tf.int64)
-    x = tf.broadcast_to(x, tf.concat([tf.shape(idx)[:axis], tf.shape(x)[axis:axis + 1],
-                                      tf.shape(idx)[axis + 1:]], 0))
-    return tf.gather(x, idx, axis=axis, batch_dims=axis)
+    rank = x.shape.rank
+    axis %= rank
+    idx = _wrap(indices, tf.shape(x, out_type=tf.int64)[axis])
+    last = rank - 1
+    if axis != last:  # gather with batch_dims works on the last axis: move ``axis`` there
+        perm = [a for a in range(rank) if a != axis] + [axis]
+        x, idx = tf.transpose(x, perm), tf.transpose(idx, perm)
+    xs, ids = tf.shape(x, out_type=tf.int64), tf.shape(idx, out_type=tf.int64)
+    lead = tf.broadcast_dynamic_shape(xs[:-1], ids[:-1])  # NumPy broadcasts the other axes
+    x = tf.broadcast_to(x, tf.concat([lead, xs[-1:]], 0))
+    idx = tf.broadcast_to(idx, tf.concat([lead, ids[-1:]], 0))
+    out = tf.gather(x, idx, axis=last, batch_dims=last)
+    if axis != last:
+        out = tf.transpose(out, list(range(axis)) + [last] + list(range(axis, last)))
+    return out
 
 
 def getitem(x: Any, index: Any) -> Any:
-    if isinstance(index, (tf.Tensor, list)) or (
-            type(index) is tuple and builtins.any(isinstance(i, (tf.Tensor, list)) for i in index)):
-        return tf.gather_nd(x, _nd_indices(x, index)) if type(index) is tuple else tf.gather(x, index)
-    return x[index]
+    """``x[index]`` with NumPy's semantics: TensorFlow's own indexing for ints, slices, None and
+    Ellipsis; integer arrays (negative ones too) and boolean masks through gathers."""
+    if type(index) is tuple:
+        if is_basic_index(index):
+            return x[index]
+    elif index is None or index is Ellipsis or type(index) in (int, slice):
+        return x[index]
+    x = _t(x)
+    if not type(index) is tuple:
+        i = _t(index)
+        if i.dtype != tf.bool:  # the common case: one integer array along the first axis
+            return tf.gather(x, _wrap(i, tf.shape(x, out_type=tf.int64)[0]))
+        index = (index,)
+    return _advanced_getitem(x, index)
 
 
-def _nd_indices(x: Any, index: tuple[Any, ...]) -> Any:
-    parts = [tf.cast(_t(i), tf.int64) for i in index]
-    return tf.stack(tf.broadcast_tensors(*parts) if len(parts) > 1 else parts, axis=-1)
+def _advanced_getitem(x: Any, index: tuple[Any, ...]) -> Any:
+    rank = x.shape.rank
+    items: list[Any] = []
+    for i in index:
+        if isinstance(i, (list, tf.Tensor, tf.Variable)) or hasattr(i, "__array__"):
+            i = _t(i)
+            if i.dtype == tf.bool:  # a mask of k axes is k integer arrays: mask.nonzero()
+                items += tf.unstack(tf.where(i), num=i.shape.rank, axis=1)
+                continue
+        items.append(i)
+    if builtins.any(i is None for i in items):
+        raise IndexError("gradlab's TensorFlow backend does not combine None (np.newaxis) with "
+                         "array indices; index in two steps")
+    taken = builtins.sum(1 for i in items if i is not Ellipsis)
+    if taken > rank:
+        raise IndexError(f"too many indices for a tensor of rank {rank}")
+    k = next((k for k, i in enumerate(items) if i is Ellipsis), len(items))
+    items[k:k + 1] = [slice(None)] * (rank - taken)
+    # 1. the slices; 2. every array (and int: with arrays present they index like arrays) in
+    # one gather_nd over those axes moved to the front; 3. NumPy puts the indexed axes where
+    # the arrays stood if they are adjacent, else first.
+    x = x[tuple(i if type(i) is slice else slice(None) for i in items)]
+    arrays = [a for a, i in enumerate(items) if type(i) is not slice]
+    rest = [a for a in range(rank) if a not in arrays]
+    shape = tf.shape(x, out_type=tf.int64)
+    parts = [_wrap(items[a], shape[a]) for a in arrays]
+    common = tf.shape(parts[0], out_type=tf.int64)
+    for p in parts[1:]:
+        common = tf.broadcast_dynamic_shape(common, tf.shape(p, out_type=tf.int64))
+    coords = tf.stack([tf.broadcast_to(p, common) for p in parts], axis=-1)
+    if arrays + rest != list(range(rank)):
+        x = tf.transpose(x, arrays + rest)
+    out = tf.gather_nd(x, coords)
+    first = arrays[0]
+    if first and arrays == list(range(first, first + len(arrays))):
+        nb = coords.shape.rank - 1
+        perm = list(range(nb, nb + first)) + list(range(nb)) + list(
+            range(nb + first, nb + len(rest)))
+        out = tf.transpose(out, perm)
+    return out
 
 
 def _flat_positions(x: Any, index: Any) -> Any:
@@ -273,11 +352,11 @@ def sort(x: Any, axis: int = -1) -> Any:
 
 
 def argsort(x: Any, axis: int = -1) -> Any:
-    return tf.argsort(x, axis=axis, stable=True)
+    return tf.cast(tf.argsort(x, axis=axis, stable=True), tf.int64)  # int32 otherwise
 
 
 def topk(x: Any, k: int, sorted: bool = True) -> tuple[Any, Any]:
-    values, indices = tf.math.top_k(x, k, sorted=sorted)
+    values, indices = tf.math.top_k(x, k, sorted=sorted, index_type=tf.int64)
     return values, indices
 
 
@@ -310,9 +389,26 @@ def ones(shape: Any, dtype: Any = None) -> Any:
     return tf.ones(shape, dtype=native_dtype(dtype) or tf.float32)
 
 
+def _constant(value: Any, dtype: Any) -> Any:
+    """tf.constant, but Python ints become int64 (as in NumPy), not int32."""
+    d = native_dtype(dtype)
+    if d is None and _is_int_like(value):
+        d = tf.int64
+    return tf.constant(value, dtype=d)
+
+
+def _is_int_like(value: Any) -> bool:
+    while isinstance(value, (list, tuple)) and value:
+        value = value[0]
+    return type(value) is int
+
+
+def _shape(shape: Any) -> Any:
+    return (shape,) if isinstance(shape, int) else shape
+
+
 def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
-    return tf.fill((shape,) if isinstance(shape, int) else shape,
-                   tf.constant(fill_value, dtype=native_dtype(dtype)))
+    return tf.fill(_shape(shape), _constant(fill_value, dtype))
 
 
 def zeros_like(x: Any, dtype: Any = None) -> Any:
@@ -333,12 +429,12 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> An
         start, stop = 0, start
     if dtype is None:
         floats = builtins.any(isinstance(v, float) for v in (start, stop, step))
-        dtype = tf.float64 if floats else tf.int64
+        dtype = tf.float32 if floats else tf.int64
     return tf.range(start, stop, step, dtype=native_dtype(dtype))
 
 
 def linspace(start: Any, stop: Any, num: int = 50, dtype: Any = None) -> Any:
-    d = native_dtype(dtype) or tf.float64
+    d = native_dtype(dtype) or tf.float32
     return tf.linspace(tf.constant(start, d), tf.constant(stop, d), num)
 
 
@@ -350,7 +446,7 @@ def array(values: Any, dtype: Any = None) -> Any:
     if isinstance(values, (list, tuple)) and values and isinstance(values[0], tf.Tensor):
         out = tf.stack(list(values))
         return tf.cast(out, native_dtype(dtype)) if dtype is not None else out
-    return tf.constant(values, dtype=native_dtype(dtype))
+    return _constant(values, dtype)
 
 
 def one_hot(indices: Any, num_classes: int, dtype: Any = None) -> Any:
@@ -359,13 +455,13 @@ def one_hot(indices: Any, num_classes: int, dtype: Any = None) -> Any:
 
 def uniform(shape: Any, low: float = 0.0, high: float = 1.0, *, seed: int = 0,
             dtype: Any = None) -> Any:
-    return tf.random.stateless_uniform(shape, seed=[seed, 0], minval=low, maxval=high,
+    return tf.random.stateless_uniform(_shape(shape), seed=[seed, 0], minval=low, maxval=high,
                                        dtype=native_dtype(dtype) or tf.float32)
 
 
 def normal(shape: Any, mean: float = 0.0, std: float = 1.0, *, seed: int = 0,
            dtype: Any = None) -> Any:
-    return tf.random.stateless_normal(shape, seed=[seed, 0], mean=mean, stddev=std,
+    return tf.random.stateless_normal(_shape(shape), seed=[seed, 0], mean=mean, stddev=std,
                                       dtype=native_dtype(dtype) or tf.float32)
 
 

@@ -3,6 +3,7 @@ they differ (``dim``/``keepdim``, functions that refuse Python numbers). Creatio
 place new tensors on the namespace's device (see :func:`for_device`)."""
 from __future__ import annotations
 
+import builtins
 import operator
 from typing import Any
 
@@ -10,7 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from .. import dtypes as _dtypes
-from .common import complete, is_basic_index, normalize_axes
+from .common import PadMode, complete, is_basic_index, normalize_axes, pad_indices, pad_pairs
 
 NAME = "torch"
 DEVICE: Any = None
@@ -37,8 +38,7 @@ def _dims(axis: Any) -> Any:
 
 
 # --- elementwise ---------------------------------------------------------------------------
-abs, sign, sqrt, square, exp, expm1 = (torch.abs, torch.sign, torch.sqrt, torch.square,
-                                       torch.exp, torch.expm1)
+abs, sqrt, square, exp, expm1 = torch.abs, torch.sqrt, torch.square, torch.exp, torch.expm1
 log, log1p, log2, log10 = torch.log, torch.log1p, torch.log2, torch.log10
 sin, cos, tan, arcsin, arccos, arctan = (torch.sin, torch.cos, torch.tan, torch.arcsin,
                                          torch.arccos, torch.arctan)
@@ -54,6 +54,11 @@ equal, not_equal, less, less_equal = operator.eq, operator.ne, operator.lt, oper
 greater, greater_equal = operator.gt, operator.ge
 floor_divide, mod = operator.floordiv, operator.mod
 matmul = torch.matmul
+
+
+def sign(x: Any) -> Any:
+    s = torch.sign(x)  # torch.sign(nan) is 0; NumPy's is nan
+    return torch.where(torch.isnan(x), x, s) if x.is_floating_point() else s
 
 
 def maximum(x: Any, y: Any) -> Any:
@@ -85,11 +90,13 @@ def clip(x: Any, a_min: Any, a_max: Any) -> Any:
 
 
 def dot(x: Any, y: Any) -> Any:
-    if x.dim() == 1 and y.dim() == 1:
-        return torch.dot(x, y)
-    if x.dim() == 0 or y.dim() == 0:
+    if not isinstance(x, torch.Tensor) or not isinstance(y, torch.Tensor) or \
+            x.dim() == 0 or y.dim() == 0:
         return x * y
-    return torch.matmul(x, y)
+    if y.dim() <= 2:  # matmul agrees with np.dot when y is a vector or a matrix
+        return torch.matmul(x, y)
+    # np.dot of N-d arrays: sum over the last axis of x and the second-to-last of y
+    return torch.tensordot(x, y, dims=([x.dim() - 1], [y.dim() - 2]))
 
 
 def outer(x: Any, y: Any) -> Any:
@@ -97,19 +104,19 @@ def outer(x: Any, y: Any) -> Any:
 
 
 # --- reductions ----------------------------------------------------------------------------
-def sum(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+def sum(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
     if axis is None and not keepdims:
         return torch.sum(x)
     return torch.sum(x, dim=_dims(axis), keepdim=keepdims)
 
 
-def mean(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+def mean(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
     if axis is None and not keepdims:
         return torch.mean(x)
     return torch.mean(x, dim=_dims(axis), keepdim=keepdims)
 
 
-def prod(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+def prod(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
     if axis is None and not keepdims:
         return torch.prod(x)
     for a in reversed(normalize_axes(axis, x.dim())):
@@ -117,49 +124,49 @@ def prod(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     return x if keepdims else x.squeeze(_dims(axis) if axis is not None else None)
 
 
-def max(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+def max(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
     if axis is None and not keepdims:
         return torch.max(x)
     return torch.amax(x, dim=() if axis is None else _dims(axis), keepdim=keepdims)
 
 
-def min(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+def min(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
     if axis is None and not keepdims:
         return torch.min(x)
     return torch.amin(x, dim=() if axis is None else _dims(axis), keepdim=keepdims)
 
 
-def all(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+def all(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
     if axis is None and not keepdims:
         return torch.all(x)
     return torch.all(x, dim=normalize_axes(axis, x.dim()), keepdim=keepdims)
 
 
-def any(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+def any(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
     if axis is None and not keepdims:
         return torch.any(x)
     return torch.any(x, dim=normalize_axes(axis, x.dim()), keepdim=keepdims)
 
 
-def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+def logsumexp(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
     return torch.logsumexp(x, dim=normalize_axes(axis, x.dim()), keepdim=keepdims)
 
 
-def var(x: Any, axis: Any = None, keepdims: bool = False, ddof: int = 0) -> Any:
+def var(x: Any, axis: Any = None, *, keepdims: bool = False, ddof: int = 0) -> Any:
     return torch.var(x, dim=_dims(axis), correction=ddof, keepdim=keepdims)
 
 
-def std(x: Any, axis: Any = None, keepdims: bool = False, ddof: int = 0) -> Any:
+def std(x: Any, axis: Any = None, *, keepdims: bool = False, ddof: int = 0) -> Any:
     return torch.std(x, dim=_dims(axis), correction=ddof, keepdim=keepdims)
 
 
-def argmax(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+def argmax(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
     if axis is None and keepdims:
         return torch.argmax(x).reshape((1,) * x.dim())
     return torch.argmax(x, dim=axis, keepdim=keepdims)
 
 
-def argmin(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+def argmin(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
     if axis is None and keepdims:
         return torch.argmin(x).reshape((1,) * x.dim())
     return torch.argmin(x, dim=axis, keepdim=keepdims)
@@ -180,8 +187,11 @@ def transpose(x: Any, axes: Any = None) -> Any:
     return x.permute(*axes)
 
 
-swapaxes, moveaxis, broadcast_to, tile = (torch.swapaxes, torch.moveaxis, torch.broadcast_to,
-                                          torch.tile)
+swapaxes, moveaxis, broadcast_to = torch.swapaxes, torch.moveaxis, torch.broadcast_to
+
+
+def tile(x: Any, reps: Any) -> Any:
+    return torch.tile(x, (reps,) if isinstance(reps, int) else tuple(reps))
 
 
 def expand_dims(x: Any, axis: Any) -> Any:
@@ -220,25 +230,19 @@ def flip(x: Any, axis: Any = None) -> Any:
     return torch.flip(x, dims)
 
 
-def pad(x: Any, pad_width: Any, mode: str = "constant", constant_values: Any = 0) -> Any:
-    widths = _pad_pairs(pad_width, x.dim())
-    flat: list[int] = []
-    for before, after in reversed(widths):
-        flat += [before, after]
+def pad(x: Any, pad_width: Any, mode: PadMode = "constant", constant_values: Any = 0) -> Any:
+    widths = pad_pairs(pad_width, x.dim())
     if mode == "constant":
+        flat: list[int] = []
+        for before, after in reversed(widths):
+            flat += [before, after]
         return F.pad(x, flat, mode="constant", value=constant_values)
-    return F.pad(x, flat, mode={"edge": "replicate"}.get(mode, mode))
-
-
-def _pad_pairs(pad_width: Any, ndim: int) -> list[tuple[int, int]]:
-    if isinstance(pad_width, int):
-        return [(pad_width, pad_width)] * ndim
-    pw = list(pad_width)
-    if len(pw) == 2 and isinstance(pw[0], int):
-        return [(pw[0], pw[1])] * ndim
-    if len(pw) == 1:
-        return [tuple(pw[0])] * ndim  # type: ignore[list-item]
-    return [tuple(p) for p in pw]  # type: ignore[misc]
+    # F.pad's other modes only pad the last 1-3 axes of a batched input: gather instead
+    for axis, (before, after) in enumerate(widths):
+        if before or after:
+            index = pad_indices(x.shape[axis], before, after, mode)
+            x = torch.index_select(x, axis, torch.as_tensor(index, device=x.device))
+    return x
 
 
 def take(x: Any, indices: Any, axis: Any = None) -> Any:
@@ -252,21 +256,89 @@ def take_along_axis(x: Any, indices: Any, axis: int) -> Any:
     return torch.take_along_dim(x, indices, dim=axis)
 
 
-getitem = operator.getitem
+def getitem(x: Any, index: Any) -> Any:
+    if type(index) is tuple:
+        index = _numpy_index(index)
+    try:
+        return x[index]
+    except ValueError:  # torch refuses negative slice steps: index the flipped tensor instead
+        flips, index = _positive_steps(x, index)
+        if not flips:
+            raise
+        return torch.flip(x, flips)[index]
+
+
+def _numpy_index(index: tuple[Any, ...]) -> tuple[Any, ...]:
+    """NumPy counts the ints of an index that also holds integer arrays as arrays, which decides
+    where the indexed axes go (``x[1, :, idx]`` puts them first); torch does not. Such ints
+    become arrays here; any other index is returned as it is."""
+    ints = False
+    arrays: list[Any] = []
+    for i in index:
+        if type(i) is int:
+            ints = True
+        elif isinstance(i, torch.Tensor) and i.dtype != torch.bool and i.dim():
+            arrays.append(i.shape)
+        elif isinstance(i, list):
+            arrays.append((len(i),))
+    if not (ints and arrays):
+        return index
+    shape = torch.broadcast_shapes(*arrays)
+    device = next(i.device for i in index if isinstance(i, torch.Tensor))
+    return tuple(torch.full(shape, i, dtype=torch.long, device=device) if type(i) is int else i
+                 for i in index)
+
+
+def _positive_steps(x: Any, index: Any) -> tuple[list[int], Any]:
+    """The axes to flip and an index without negative steps that selects, from ``x`` flipped
+    along those axes, the elements ``x[index]`` selects, in the same order."""
+    items = list(index) if type(index) is tuple else [index]
+    dims = [_dims_taken(i) for i in items]
+    for k, i in enumerate(items):
+        if i is Ellipsis:
+            items[k:k + 1] = [slice(None)] * (x.dim() - builtins.sum(dims))
+            break
+    flips, out, axis = [], [], 0
+    for i in items:
+        if type(i) is slice and i.step is not None and i.step < 0:
+            n = x.shape[axis]
+            start, stop, step = i.indices(n)
+            flips.append(axis)
+            i = slice(n - 1 - start, n - 1 - stop, -step)
+        out.append(i)
+        axis += _dims_taken(i)
+    return flips, tuple(out)
+
+
+def _dims_taken(i: Any) -> int:
+    if i is None or i is Ellipsis:
+        return 0
+    if isinstance(i, torch.Tensor) and i.dtype == torch.bool:
+        return i.dim()
+    return 1
 
 
 def index_update(x: Any, index: Any, values: Any) -> Any:
+    if type(index) is tuple:
+        index = _numpy_index(index)
     out = x.clone()
-    out[index] = values
+    try:
+        out[index] = values
+    except ValueError:  # negative slice steps
+        flips, index = _positive_steps(x, index)
+        if not flips:
+            raise
+        out = torch.flip(x, flips)
+        out[index] = values
+        out = torch.flip(out, flips)
     return out
 
 
 def index_add(x: Any, index: Any, values: Any) -> Any:
     if is_basic_index(index):
-        out = x.clone()
-        out[index] += values
-        return out
-    flat = torch.arange(x.numel(), device=x.device).reshape(x.shape)[index]
+        return index_update(x, index, getitem(x, index) + values)
+    # repeated positions accumulate (like np.add.at): index_add over flat positions
+    flat = getitem(torch.arange(x.numel(), device=x.device).reshape(x.shape), index)
     vals = torch.broadcast_to(_as_tensor(values, x), flat.shape).reshape(-1)
     return x.reshape(-1).index_add(0, flat.reshape(-1), vals).reshape(x.shape)
 
@@ -338,8 +410,7 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> An
 
 
 def linspace(start: Any, stop: Any, num: int = 50, dtype: Any = None) -> Any:
-    return torch.linspace(start, stop, num, dtype=native_dtype(dtype) or torch.float64,
-                          device=DEVICE)
+    return torch.linspace(start, stop, num, dtype=native_dtype(dtype), device=DEVICE)
 
 
 def eye(n: int, m: Any = None, dtype: Any = None) -> Any:
@@ -354,7 +425,7 @@ def array(values: Any, dtype: Any = None) -> Any:
 
 def one_hot(indices: Any, num_classes: int, dtype: Any = None) -> Any:
     return F.one_hot(torch.as_tensor(indices, device=DEVICE).long(), num_classes).to(
-        native_dtype(dtype) or torch.float32)
+        native_dtype(dtype) or torch.get_default_dtype())
 
 
 def _generator(seed: int) -> Any:

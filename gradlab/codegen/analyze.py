@@ -1,0 +1,194 @@
+"""Which values carry a gradient, which are arrays, and refusals that need that knowledge.
+
+*Varied*: depends on an input we differentiate with respect to. *Useful*: the result depends on
+it. A value is *active* when both hold; only active statements get backward code, so loop
+counters, integer indices and constants never do. *Arrays* are values of the inputs' framework;
+a call on plain Python numbers (``np.sqrt(n)``) is kept as written instead of routed through the
+tensor layer.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import gast
+
+from ..errors import NoRuleError
+from . import ir
+from .ir import Assign, Op
+from .rules import ADJOINTS, NONDIFFERENTIABLE
+
+#: Results that are never arrays, whatever their inputs.
+INSPECTION = {"shape", "size", "ndim", "dtype", "item", "to_numpy"}
+#: Primitives that create arrays of the backend from nothing.
+CREATION = {"zeros", "ones", "full", "arange", "linspace", "eye", "array", "one_hot", "uniform",
+            "normal"}
+#: Static calls that are known to give no gradient (their result is an int, a bool, a string).
+_NONDIFF_STATIC = {"len", "range", "int", "bool", "str", "isinstance", "type", "round", "print",
+                   "repr", "format", "id", "hash", "callable", "hasattr", "divmod"}
+
+
+@dataclass
+class Activity:
+    varied: set[str] = field(default_factory=set)
+    useful: set[str] = field(default_factory=set)
+    arrays: set[str] = field(default_factory=set)
+
+    def active(self, name: object) -> bool:
+        return isinstance(name, str) and name in self.varied and name in self.useful
+
+
+def differentiable_inputs(s: ir.Stmt) -> set[str]:
+    """The names a statement's result can carry a gradient from."""
+    if isinstance(s, Assign):
+        op = s.op
+        if op.kind == "prim":
+            if op.prim in NONDIFFERENTIABLE:
+                return set()
+            from .resolve import bindings
+            from .normalize import ARRAY_PARAMS
+            from .rules import is_custom
+            names: set[str] = set()
+            for pname, atom in bindings(op).items():
+                if pname in ARRAY_PARAMS or is_custom(op.prim):
+                    names |= ir.atom_names(atom) if isinstance(atom, str) else set()
+            return names
+        if op.kind in ("copy", "tuple", "list", "user"):
+            return {a for a in op.args if isinstance(a, str)}
+        return set()
+    if isinstance(s, ir.Effect) and s.kind == "append" and isinstance(s.value, str):
+        return {s.value}
+    return set()
+
+
+def _targets(s: ir.Stmt) -> list[str]:
+    if isinstance(s, Assign):
+        return s.targets
+    if isinstance(s, ir.Effect) and s.kind == "append":
+        return [s.target]
+    return []
+
+
+def analyze(fn: ir.Function, wrt: list[str]) -> Activity:
+    act = Activity()
+    stmts = list(ir.walk(fn.body))
+    act.varied = set(wrt)
+    changed = True
+    while changed:
+        changed = False
+        for s in stmts:
+            if differentiable_inputs(s) & act.varied:
+                for t in _targets(s):
+                    if t not in act.varied:
+                        act.varied.add(t)
+                        changed = True
+    act.useful = {fn.result}
+    changed = True
+    while changed:
+        changed = False
+        for s in reversed(stmts):
+            if set(_targets(s)) & act.useful:
+                new = differentiable_inputs(s) - act.useful
+                if new:
+                    act.useful |= new
+                    changed = True
+    act.arrays = set(fn.params)
+    changed = True
+    while changed:
+        changed = False
+        for s in stmts:
+            if not isinstance(s, Assign):
+                if isinstance(s, ir.Effect) and s.kind == "append" and s.target not in act.arrays \
+                        and ir.atom_names(s.value) & act.arrays:
+                    act.arrays.add(s.target)
+                    changed = True
+                continue
+            if _makes_array(s.op, act.arrays):
+                for t in s.targets:
+                    if t not in act.arrays:
+                        act.arrays.add(t)
+                        changed = True
+    return act
+
+
+def _makes_array(op: Op, arrays: set[str]) -> bool:
+    if op.kind == "prim":
+        if op.prim in CREATION:
+            return True
+        if op.prim in INSPECTION:
+            return False
+        return bool(ir.op_reads(op) & arrays)
+    if op.kind == "static":
+        node = op.node
+        if isinstance(node, gast.Call) and (op.source or "").split(".")[-1] in _NONDIFF_STATIC:
+            return False
+        if isinstance(node, (gast.Attribute, gast.Subscript)) and _is_shape_access(node):
+            return False
+        return bool(ir.op_reads(op) & arrays)
+    return bool(ir.op_reads(op) & arrays) or op.kind == "user"
+
+
+def _is_shape_access(node: gast.expr) -> bool:
+    while isinstance(node, gast.Subscript):
+        node = node.value
+    return isinstance(node, gast.Attribute) and node.attr in ("shape", "ndim", "dtype", "size")
+
+
+def check(fn: ir.Function, act: Activity, parsed_error: object) -> None:
+    """Refuse what would silently lose or corrupt a gradient."""
+    error = parsed_error  # a callable (message, origin, construct) -> Exception
+    for s in ir.walk(fn.body):
+        if isinstance(s, Assign) and s.op.kind == "static":
+            reads = ir.op_reads(s.op)
+            flows = any(t in act.useful for t in s.targets)
+            if not (reads & act.varied) or not flows:
+                continue
+            node = s.op.node
+            if "__unknown__" in s.op.kwargs:
+                raise NoRuleError(_no_rule_message(s.op.source, s.origin))
+            if isinstance(node, gast.BoolOp):
+                raise error("`and`/`or` between values that carry a gradient cannot be "  # type: ignore[operator]
+                            "differentiated: use np.logical_and/np.where or an if", s.origin,
+                            "and/or")
+            if "__attr__" in s.op.kwargs:
+                attr = s.op.kwargs["__attr__"].value  # type: ignore[union-attr]
+                raise error(f"gradlab does not know the attribute .{attr} of an array that "  # type: ignore[operator]
+                            f"carries a gradient", s.origin, f".{attr}")
+        if isinstance(s, Assign) and s.op.kind == "prim" and s.op.prim not in ADJOINTS and (
+                s.op.prim != "list_getitem") and (
+                s.op.prim not in NONDIFFERENTIABLE) and set(s.targets) & act.useful and (
+                differentiable_inputs(s) & act.varied):
+            raise NoRuleError(_no_rule_message(s.op.source or s.op.prim, s.origin))
+        if isinstance(s, ir.Effect) and s.kind == "inplace" and s.target in act.varied:
+            raise error(f"an in-place update of {s.target}, an array that carries a gradient, "  # type: ignore[operator]
+                        f"cannot be followed: write {s.target} = ... with a new value",
+                        s.origin, "in-place update")
+    _check_aliasing(fn, act, error)
+
+
+def _check_aliasing(fn: ir.Function, act: Activity, error: object) -> None:
+    """``y = x; x[0] = 1`` changes y in NumPy but not in generated code, which copies: refuse."""
+    aliases: dict[str, set[str]] = {}
+    for s in ir.walk(fn.body):
+        if isinstance(s, Assign) and s.op.kind == "copy" and isinstance(s.op.args[0], str):
+            a, b = s.targets[0], s.op.args[0]
+            aliases.setdefault(a, set()).add(b)
+            aliases.setdefault(b, set()).add(a)
+    for s in ir.walk(fn.body):
+        if isinstance(s, Assign) and s.op.kind == "prim" and s.op.prim in ("index_update",
+                                                                             "index_add"):
+            name = s.targets[0]
+            others = aliases.get(name, set()) - {name}
+            if others:
+                other = sorted(others)[0]
+                raise error(f"{name}[...] is assigned while {other} refers to the same array; "  # type: ignore[operator]
+                            f"gradlab's code copies instead of changing arrays in place, so "
+                            f"write {other} = {name}.copy() first", s.origin, "aliased update")
+
+
+def _no_rule_message(label: object, origin: ir.Origin | None) -> str:
+    where = f" (line {origin.lineno}: {origin.text})" if origin else ""
+    return (f"gradlab has no derivative rule for {label}{where}. Add one with\n"
+            f"    @gradlab.adjoint({label})\n"
+            f"    def {str(label).split('.')[-1]}_adjoint(result, <its arguments>):\n"
+            f"        d<argument> = ...  # in terms of d<result>\n"
+            f"or mark it with gradlab.nondifferentiable({label}) if no gradient flows through it")

@@ -1,0 +1,226 @@
+"""The normalized program every pass works on: one operation per statement, in the user's names.
+
+A gast tree is the right shape for parsing and emitting but a poor one for analysis, so the
+normalizer turns a function into these small records. Expressions that are never differentiated
+(comparisons, index arithmetic, keyword arguments such as ``axis=0``) stay gast expressions
+inside the records ("inline" expressions); everything that can carry a gradient is an
+:class:`Op` over *atoms* — variable names or literal numbers.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Union
+
+import gast
+
+
+@dataclass(frozen=True)
+class Origin:
+    """The user's line a statement came from: quoted in comments, used to map errors back."""
+
+    lineno: int          # line number in the user's file
+    text: str            # the statement as the user wrote it, on one line
+    filename: str = "<unknown>"
+
+
+@dataclass(frozen=True)
+class Const:
+    """A literal number, string, None or tuple of them."""
+
+    value: Any
+
+
+#: An operand: a variable name, a literal, or an inline (never differentiated) gast expression.
+Atom = Union[str, Const, gast.expr]
+
+
+@dataclass
+class Op:
+    """One operation: a primitive (``tanh``, ``add``, ``getitem``...), a call of the user's own
+    function (``callee``), or one of the structural kinds (``copy``, ``tuple``, ``list``,
+    ``static`` for an inline expression kept as written)."""
+
+    kind: str                                   # 'prim' | 'user' | 'copy' | 'tuple' | 'list' | 'static'
+    prim: str = ""                              # primitive name for kind 'prim'
+    args: list[Atom] = field(default_factory=list)
+    kwargs: dict[str, Atom] = field(default_factory=dict)
+    style: str = "call"                         # how the forward line is written: 'call'|'binop'|'unary'|'subscript'|'attribute'
+    callee: Any = None                          # a UserFunction for kind 'user'
+    node: gast.expr | None = None               # the inline expression for kind 'static'
+    source: Any = None                          # what the user called (for error messages)
+
+
+@dataclass
+class Stmt:
+    origin: Origin | None
+
+
+@dataclass
+class Assign(Stmt):
+    """``targets = op``; several targets unpack a tuple (``a, b = helper(x)``)."""
+
+    targets: list[str]
+    op: Op
+
+
+@dataclass
+class Effect(Stmt):
+    """A statement kept for its effect: ``xs.append(v)`` (kind 'append'), or inline code such
+    as ``print(...)``/``assert`` (kind 'static')."""
+
+    kind: str
+    target: str = ""
+    value: Atom | None = None
+    node: gast.stmt | None = None
+
+
+@dataclass
+class If(Stmt):
+    test: gast.expr
+    body: list[Stmt]
+    orelse: list[Stmt]
+    cond: str | None = None      # the variable holding the test's value, when it must be kept
+
+
+@dataclass
+class For(Stmt):
+    """``for target in range(...)`` — every ``for`` is normalized to this form."""
+
+    target: str
+    range_args: list[gast.expr]
+    body: list[Stmt]
+    counter: str | None = None   # iterations done, when the loop can exit early (break)
+
+
+@dataclass
+class While(Stmt):
+    """A loop counter (set to 0 by an assignment before the loop, counted up at the top of each
+    iteration) tells the backward pass how often to run; the increments are not statements, so
+    they are never saved or restored."""
+
+    test: gast.expr
+    body: list[Stmt]
+    counter: str | None = None
+
+
+@dataclass
+class Break(Stmt):
+    pass
+
+
+@dataclass
+class Continue(Stmt):
+    pass
+
+
+@dataclass
+class Return(Stmt):
+    """Only before :mod:`returns` lowering; afterwards the result is an assignment."""
+
+    value: Atom | None
+
+
+@dataclass
+class GradOf(Stmt):
+    """``with gradlab.insert_grad_of(x) as dx:`` — statements for the backward pass."""
+
+    name: str
+    alias: str
+    body: list[gast.stmt]
+
+
+@dataclass
+class Function:
+    name: str
+    params: list[str]
+    defaults: dict[str, Any]
+    body: list[Stmt]
+    result: str = ""             # the variable holding the return value
+    origin: Origin | None = None
+
+
+def walk(stmts: list[Stmt]) -> Iterator[Stmt]:
+    """Every statement, depth first, in program order."""
+    for s in stmts:
+        yield s
+        for block in children(s):
+            yield from walk(block)
+
+
+def children(s: Stmt) -> list[list[Stmt]]:
+    if isinstance(s, If):
+        return [s.body, s.orelse]
+    if isinstance(s, (For, While)):
+        return [s.body]
+    return []
+
+
+def atom_names(atom: Any) -> set[str]:
+    """Variable names an atom (or inline expression) reads."""
+    if isinstance(atom, str):
+        return {atom}
+    if isinstance(atom, Const) or atom is None:
+        return set()
+    if isinstance(atom, gast.AST):
+        return {n.id for n in gast.walk(atom) if isinstance(n, gast.Name)
+                and isinstance(n.ctx, gast.Load)}
+    if isinstance(atom, (list, tuple)):
+        out: set[str] = set()
+        for a in atom:
+            out |= atom_names(a)
+        return out
+    return set()
+
+
+def op_reads(op: Op) -> set[str]:
+    names = atom_names(op.args) | atom_names(list(op.kwargs.values()))
+    if op.node is not None:
+        names |= atom_names(op.node)
+    return names
+
+
+def stmt_reads(s: Stmt) -> set[str]:
+    """Names a statement reads itself (not counting nested blocks)."""
+    if isinstance(s, Assign):
+        return op_reads(s.op)
+    if isinstance(s, Effect):
+        names = atom_names(s.value) | ({s.target} if s.target else set())
+        if s.node is not None:
+            names |= {n.id for n in gast.walk(s.node) if isinstance(n, gast.Name)}
+        return names
+    if isinstance(s, (If, While)):
+        return atom_names(s.test)
+    if isinstance(s, For):
+        return atom_names(s.range_args)
+    if isinstance(s, Return):
+        return atom_names(s.value)
+    if isinstance(s, GradOf):
+        return {s.name}
+    return set()
+
+
+def stmt_writes(s: Stmt) -> set[str]:
+    """Names a statement assigns itself (not counting nested blocks)."""
+    if isinstance(s, Assign):
+        return set(s.targets)
+    if isinstance(s, Effect) and s.kind == "append":
+        return {s.target}
+    if isinstance(s, For):
+        return {s.target}
+    if isinstance(s, If):
+        return {s.cond} if s.cond else set()
+    return set()
+
+
+def writes_in(stmts: list[Stmt]) -> set[str]:
+    out: set[str] = set()
+    for s in walk(stmts):
+        out |= stmt_writes(s)
+    return out
+
+
+def reads_in(stmts: list[Stmt]) -> set[str]:
+    out: set[str] = set()
+    for s in walk(stmts):
+        out |= stmt_reads(s)
+    return out

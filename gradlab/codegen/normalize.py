@@ -1,0 +1,637 @@
+"""gast → the normalized program (:mod:`ir`): one operation per statement, temporaries named
+after what they hold, every ``for`` a ``for i in range(...)``, every call resolved.
+
+Constructs gradlab cannot differentiate are refused here, with the user's line, before any code
+is generated: a refusal is always better than a silently wrong gradient.
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import gast
+
+from ..errors import GradlabSyntaxError
+from . import ir
+from .ir import Assign, Const, Op
+from .naming import Names, binop_hint, describe
+from .parse import ParsedFunction
+from .resolve import BindError, Resolver, dotted
+
+#: Canonical parameters that are arrays (flattened to atoms) rather than options (kept inline).
+ARRAY_PARAMS = {"x", "y", "xs", "condition", "values", "a", "b", "a_min", "a_max", "g", "dz",
+                "like"}
+
+_BINOPS = {gast.Add: "add", gast.Sub: "subtract", gast.Mult: "multiply", gast.Div: "divide",
+           gast.Pow: "power", gast.MatMult: "matmul", gast.FloorDiv: "floor_divide",
+           gast.Mod: "mod"}
+
+_REFUSED = {
+    gast.Try: ("try/except", "move the try outside the function you differentiate"),
+    gast.Global: ("global", "pass the value in as an argument"),
+    gast.Nonlocal: ("nonlocal", "pass the value in as an argument"),
+    gast.Yield: ("yield", "generators cannot be differentiated; return a value"),
+    gast.YieldFrom: ("yield from", "generators cannot be differentiated; return a value"),
+    gast.Await: ("await", "async code cannot be differentiated"),
+    gast.AsyncFor: ("async for", "async code cannot be differentiated"),
+    gast.AsyncWith: ("async with", "async code cannot be differentiated"),
+    gast.AsyncFunctionDef: ("async def", "async code cannot be differentiated"),
+    gast.ClassDef: ("a class defined inside the function", "define the class outside"),
+    gast.FunctionDef: ("a function defined inside the function",
+                       "define it at module level; gradlab differentiates it from its source"),
+    gast.Lambda: ("lambda", "write a def at module level instead"),
+    gast.Delete: ("del", "remove the del"),
+    gast.Import: ("import inside the function", "import at module level"),
+    gast.ImportFrom: ("import inside the function", "import at module level"),
+    gast.NamedExpr: ("the walrus operator :=", "assign on a line of its own"),
+    gast.SetComp: ("a set comprehension", "use a for loop"),
+    gast.DictComp: ("a dict comprehension", "use a for loop"),
+    gast.GeneratorExp: ("a generator expression", "use a for loop with a list and append"),
+    gast.ListComp: ("a list comprehension", "use a for loop with a list and append"),
+    gast.Starred: ("*-unpacking", "pass the values one by one"),
+}
+
+
+class Normalizer:
+    def __init__(self, parsed: ParsedFunction, names: Names) -> None:
+        self.parsed = parsed
+        self.names = names
+        self.locals = _assigned_names(parsed.node)
+        self.resolver = Resolver(parsed.scope, self.locals)
+        self.lists: set[str] = set()
+        self.out: list[ir.Stmt] = []
+        self.origin: ir.Origin | None = None
+        self.loop_depth = 0
+
+    # --- entry ------------------------------------------------------------------------------
+    def function(self) -> ir.Function:
+        node = self.parsed.node
+        self._refuse_unsupported(node)
+        args = node.args
+        if args.vararg is not None or args.kwarg is not None:
+            raise self.parsed.error("a function with *args or **kwargs cannot be differentiated; "
+                                    "name its parameters", node, "*args/**kwargs")
+        params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
+        defaults = _defaults(self.parsed.fn)
+        returns = [n for n in gast.walk(node) if isinstance(n, gast.Return)]
+        simple = len(returns) == 1 and node.body and node.body[-1] is returns[0]
+        self.result = "" if simple else self.names.fresh(node.name)
+        body = self.block(node.body)
+        fn = ir.Function(node.name, params, defaults, body, origin=self.parsed.origin(node))
+        fn.result = self.result
+        from .structure import lower_returns
+        lower_returns(fn, self.names, self.parsed)
+        return fn
+
+    def _refuse_unsupported(self, root: gast.FunctionDef) -> None:
+        for node in gast.walk(root):
+            if node is root:
+                continue
+            entry = _REFUSED.get(type(node))
+            if entry is not None:
+                construct, advice = entry
+                raise self.parsed.error(f"{construct} is not supported by gradlab: {advice}",
+                                        node, construct)
+            if isinstance(node, (gast.For, gast.While)) and node.orelse:
+                raise self.parsed.error(f"{type(node).__name__.lower()}...else is not supported: "
+                                        f"use a flag", node, "loop else")
+            if isinstance(node, gast.With):
+                if not _is_insert_grad_of(node, self.parsed):
+                    raise self.parsed.error("with-blocks are not supported, except "
+                                            "`with gradlab.insert_grad_of(x) as dx:`", node, "with")
+            if isinstance(node, gast.Match if hasattr(gast, "Match") else ()):
+                raise self.parsed.error("match statements are not supported: use if/elif",
+                                        node, "match")
+
+    # --- statements ---------------------------------------------------------------------------
+    def block(self, stmts: list[gast.stmt]) -> list[ir.Stmt]:
+        saved = self.out
+        self.out = []
+        for s in stmts:
+            self.stmt(s)
+        out, self.out = self.out, saved
+        return out
+
+    def emit(self, s: ir.Stmt) -> None:
+        self.out.append(s)
+
+    def stmt(self, node: gast.stmt) -> None:
+        previous = self.origin
+        self.origin = self.parsed.origin(node)
+        try:
+            self._stmt(node)
+        except BindError as e:
+            raise self.parsed.error(str(e), node, "call") from None
+        finally:
+            self.origin = previous
+
+    def _stmt(self, node: gast.stmt) -> None:
+        if isinstance(node, gast.Assign):
+            self._assign(node)
+        elif isinstance(node, gast.AugAssign):
+            self._augassign(node)
+        elif isinstance(node, gast.AnnAssign):
+            if node.value is not None:
+                self._assign(gast.Assign(targets=[node.target], value=node.value,
+                                         type_comment=None))
+        elif isinstance(node, gast.Expr):
+            self._expr_stmt(node)
+        elif isinstance(node, gast.Return):
+            value: ir.Atom | None = None
+            if self.result:   # several returns: each assigns the one result variable
+                self.assign_to(self.result, node.value if node.value is not None else
+                               gast.Constant(value=None, kind=None))
+                value = self.result
+            elif node.value is not None:
+                if isinstance(node.value, gast.Name) or _literal(node.value) is not None:
+                    value = self.atom(node.value)
+                else:   # the value is named after the function: `return mean(h)` -> loss = ...
+                    value = self.names.fresh(self.parsed.name)
+                    self.assign_to(value, node.value)
+            self.emit(ir.Return(self.origin, value))
+        elif isinstance(node, gast.If):
+            test = self.inline(node.test)
+            body, orelse = self.block(node.body), self.block(node.orelse)
+            self.emit(ir.If(self.origin, test, body, orelse))
+        elif isinstance(node, gast.For):
+            self._for(node)
+        elif isinstance(node, gast.While):
+            test = self.inline(node.test)
+            self.loop_depth += 1
+            body = self.block(node.body)
+            self.loop_depth -= 1
+            self.emit(ir.While(self.origin, test, body))
+        elif isinstance(node, gast.Break):
+            self.emit(ir.Break(self.origin))
+        elif isinstance(node, gast.Continue):
+            self.emit(ir.Continue(self.origin))
+        elif isinstance(node, gast.Pass):
+            pass
+        elif isinstance(node, (gast.Assert, gast.Raise)):
+            self.emit(ir.Effect(self.origin, "static", node=node))
+        elif isinstance(node, gast.With):
+            self._insert_grad_of(node)
+        else:
+            raise self.parsed.error(f"{type(node).__name__} statements are not supported",
+                                    node, type(node).__name__)
+
+    def _assign(self, node: gast.Assign) -> None:
+        if len(node.targets) > 1:
+            first = self.atom(node.value)
+            for t in node.targets:
+                self._assign(gast.Assign(targets=[t], value=_as_expr(first), type_comment=None))
+            return
+        target = node.targets[0]
+        if isinstance(target, gast.Name):
+            self.assign_to(target.id, node.value)
+        elif isinstance(target, (gast.Tuple, gast.List)):
+            self._unpack(target, node.value, node)
+        elif isinstance(target, gast.Subscript):
+            self._setitem(target, node.value, node, "index_update")
+        else:
+            raise self.parsed.error("only names, tuples of names and subscripts can be assigned "
+                                    "(not attributes)", node, "attribute assignment")
+
+    def _unpack(self, target: gast.Tuple | gast.List, value: gast.expr, node: gast.AST) -> None:
+        names = []
+        for elt in target.elts:
+            if not isinstance(elt, gast.Name):
+                raise self.parsed.error("tuple unpacking must assign plain names", node,
+                                        "nested unpacking")
+            names.append(elt.id)
+        if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(names):
+            atoms = [self.atom(v) for v in value.elts]
+            self.emit(Assign(self.origin, names, Op("tuple", args=atoms)))
+            for n in names:
+                self.lists.discard(n)
+            return
+        source = self.atom(value)
+        if not isinstance(source, str):
+            source = self._bind_temp("parts", source)
+        self.lists.add(source)
+        for i, n in enumerate(names):
+            self.emit(Assign(self.origin, [n], Op("prim", "list_getitem", [source, Const(i)],
+                                                  style="subscript")))
+            self.lists.discard(n)
+
+    def _setitem(self, target: gast.Subscript, value: gast.expr, node: gast.AST,
+                 prim: str) -> None:
+        if not isinstance(target.value, gast.Name):
+            raise self.parsed.error("only a variable's items can be assigned (x[i] = ...)", node,
+                                    "nested subscript assignment")
+        name = target.value.id
+        if name in self.lists:
+            raise self.parsed.error("assigning into a Python list is not supported: build the "
+                                    "list with append, or use an array", node, "list item "
+                                    "assignment")
+        v = self.atom(value)
+        index = self.inline(target.slice)
+        self.emit(Assign(self.origin, [name], Op("prim", prim, [name, index, v])))
+
+    def _augassign(self, node: gast.AugAssign) -> None:
+        target = node.target
+        if isinstance(target, gast.Name):
+            value = gast.BinOp(left=gast.Name(target.id, gast.Load(), None, None), op=node.op,
+                               right=node.value)
+            self.assign_to(target.id, value)
+        elif isinstance(target, gast.Subscript):
+            if isinstance(node.op, gast.Add):
+                self._setitem(target, node.value, node, "index_add")
+            elif isinstance(node.op, gast.Sub):
+                self._setitem(target, gast.UnaryOp(op=gast.USub(), operand=node.value), node,
+                              "index_add")
+            else:
+                current = gast.Subscript(value=target.value, slice=target.slice, ctx=gast.Load())
+                self._setitem(target, gast.BinOp(left=current, op=node.op, right=node.value),
+                              node, "index_update")
+        else:
+            raise self.parsed.error("only names and subscripts can be updated in place", node,
+                                    "attribute update")
+
+    def _expr_stmt(self, node: gast.Expr) -> None:
+        value = node.value
+        if isinstance(value, gast.Constant):
+            return  # a docstring or a bare literal
+        if isinstance(value, gast.Call):
+            parts = dotted(value.func)
+            if parts and len(parts) == 2 and parts[0] in self.locals:
+                method = parts[1]
+                if method == "append":
+                    if len(value.args) != 1 or value.keywords:
+                        raise self.parsed.error("append takes one value", node, "append")
+                    v = self.atom(value.args[0])
+                    self.emit(ir.Effect(self.origin, "append", target=parts[0], value=v))
+                    self.lists.add(parts[0])
+                    return
+                from .primitives import INPLACE_METHODS
+                if method in INPLACE_METHODS or method.endswith("_"):
+                    self.emit(ir.Effect(self.origin, "inplace", target=parts[0],
+                                        node=gast.Expr(value=value)))
+                    return
+        self.emit(ir.Effect(self.origin, "static", node=gast.Expr(value=self.inline(value))))
+
+    def _for(self, node: gast.For) -> None:
+        target, it = node.target, node.iter
+        pre: list[ir.Stmt] = []
+        parts = dotted(it.func) if isinstance(it, gast.Call) else None
+        call = it if isinstance(it, gast.Call) else None
+        resolved = self.resolver.call(call) if call is not None and parts else None
+        label = resolved.label if resolved is not None else ""
+        if call is not None and label == "range" and isinstance(target, gast.Name):
+            index = target.id
+            range_args = [self.inline(a) for a in call.args]
+        elif call is not None and label == "enumerate" and isinstance(target, gast.Tuple) \
+                and len(target.elts) == 2 and all(isinstance(e, gast.Name) for e in target.elts):
+            index = target.elts[0].id
+            seq = self.atom(call.args[0])
+            range_args = [_len_of(seq)]
+            pre = [(target.elts[1].id, seq)]  # type: ignore[list-item]
+        elif call is not None and label == "zip" and isinstance(target, gast.Tuple) \
+                and all(isinstance(e, gast.Name) for e in target.elts):
+            seqs = [self.atom(a) for a in call.args]
+            index = self.names.fresh("i")
+            lengths = [_len_of(s) for s in seqs]
+            range_args = [lengths[0] if len(lengths) == 1 else gast.Call(
+                func=gast.Name("min", gast.Load(), None, None), args=lengths, keywords=[])]
+            pre = [(e.id, s) for e, s in zip(target.elts, seqs)]  # type: ignore[misc]
+        elif isinstance(target, gast.Name) and not (call is not None and label in (
+                "reversed", "zip", "enumerate", "iter", "map", "filter")):
+            seq = self.atom(it)
+            index = self.names.fresh(f"{target.id}_index" if len(target.id) > 1 else "i")
+            range_args = [_len_of(seq)]
+            pre = [(target.id, seq)]  # type: ignore[list-item]
+        else:
+            raise self.parsed.error("gradlab loops over range(...), over an array's rows, "
+                                    "enumerate(...) or zip(...)", node, "for loop")
+        self.loop_depth += 1
+        saved = self.out
+        self.out = []
+        for name, seq in pre:  # type: ignore[misc]
+            prim = "getitem"
+            self.emit(Assign(self.origin, [name], Op("prim", prim, [seq, gast.Name(
+                index, gast.Load(), None, None)], style="subscript")))
+        for s in node.body:
+            self.stmt(s)
+        body, self.out = self.out, saved
+        self.loop_depth -= 1
+        self.emit(ir.For(self.origin, index, range_args, body))
+
+    def _insert_grad_of(self, node: gast.With) -> None:
+        item = node.items[0]
+        call = item.context_expr
+        if len(node.items) != 1 or not isinstance(call, gast.Call) or len(call.args) != 1 or \
+                not isinstance(call.args[0], gast.Name) or not isinstance(
+                    item.optional_vars, gast.Name):
+            raise self.parsed.error("write `with gradlab.insert_grad_of(x) as dx:` with a "
+                                    "variable x", node, "insert_grad_of")
+        self.emit(ir.GradOf(self.origin, call.args[0].id, item.optional_vars.id, node.body))
+
+    # --- expressions --------------------------------------------------------------------------
+    def assign_to(self, target: str, value: gast.expr) -> None:
+        op, _ = self.op(value)
+        self.emit(Assign(self.origin, [target], op))
+        if op.kind == "list" or (op.kind == "copy" and isinstance(op.args[0], str)
+                                 and op.args[0] in self.lists) or op.prim in ("split", "unstack"):
+            self.lists.add(target)
+        else:
+            self.lists.discard(target)
+
+    def atom(self, node: gast.expr) -> ir.Atom:
+        """The value of ``node`` as a name, a literal, or an inline expression."""
+        if isinstance(node, gast.Name):
+            return node.id
+        literal = _literal(node)
+        if literal is not None:
+            return literal
+        op, hint = self.op(node)
+        if op.kind == "static" and _inline_ok(op):
+            return op.node  # type: ignore[return-value]
+        if op.kind == "copy":
+            return op.args[0]
+        return self._bind_temp(hint, op)
+
+    def _bind_temp(self, hint: str, op_or_atom: Any) -> str:
+        op = op_or_atom if isinstance(op_or_atom, Op) else Op("copy", args=[op_or_atom])
+        name = self.names.fresh(hint)
+        self.emit(Assign(self.origin, [name], op))
+        if op.kind == "list" or op.prim in ("split", "unstack"):
+            self.lists.add(name)
+        return name
+
+    def inline(self, node: gast.expr) -> gast.expr:
+        """An expression kept as written (tests, indices, options): checked, not flattened."""
+        for sub in gast.walk(node):
+            if isinstance(sub, gast.IfExp):
+                raise self.parsed.error("a conditional expression inside a condition or an "
+                                        "index is not supported: compute it on its own line",
+                                        sub, "conditional expression")
+        return node
+
+    def op(self, node: gast.expr) -> tuple[Op, str]:
+        """One operation whose operands are atoms, and a name hint for its result."""
+        if isinstance(node, gast.Name):
+            return Op("copy", args=[node.id]), node.id
+        literal = _literal(node)
+        if literal is not None:
+            return Op("copy", args=[literal]), "const"
+        if isinstance(node, gast.BinOp):
+            prim = _BINOPS.get(type(node.op))
+            if prim is None:
+                return Op("static", node=node), "value"
+            left, right = self.atom(node.left), self.atom(node.right)
+            hint = binop_hint(node.op, _hint(left), _hint(right))
+            style = "call" if prim == "matmul" else "binop"
+            return Op("prim", prim, [left, right], style=style), hint
+        if isinstance(node, gast.UnaryOp):
+            if isinstance(node.op, gast.USub):
+                x = self.atom(node.operand)
+                return Op("prim", "negative", [x], style="unary"), f"neg_{_hint(x)}"
+            if isinstance(node.op, gast.UAdd):
+                return Op("copy", args=[self.atom(node.operand)]), "value"
+            return Op("static", node=node), "flag"
+        if isinstance(node, (gast.Compare, gast.BoolOp, gast.JoinedStr, gast.Dict)):
+            return Op("static", node=node), "flag" if not isinstance(node, gast.JoinedStr) else "text"
+        if isinstance(node, gast.Call):
+            return self._call(node)
+        if isinstance(node, gast.Attribute):
+            return self._attribute(node)
+        if isinstance(node, gast.Subscript):
+            return self._subscript(node)
+        if isinstance(node, gast.IfExp):
+            return self._ifexp(node)
+        if isinstance(node, (gast.Tuple, gast.List)):
+            atoms = [self.atom(e) for e in node.elts]
+            kind = "list" if isinstance(node, gast.List) else "tuple"
+            if all(isinstance(a, Const) for a in atoms) and kind == "tuple":
+                return Op("copy", args=[Const(tuple(a.value for a in atoms))]), "const"
+            return Op(kind, args=atoms), "_".join(_hint(a) for a in atoms)[:20] or "items"
+        raise self.parsed.error(f"{type(node).__name__} expressions are not supported",
+                                node, type(node).__name__)
+
+    def _call(self, node: gast.Call) -> tuple[Op, str]:
+        res = self.resolver.call(node)
+        if res.kind == "prim":
+            return self._prim(res, node)
+        if res.kind == "user":
+            return self._user_call(res, node)
+        if res.kind == "append":
+            raise self.parsed.error("append returns None; call it on a line of its own", node,
+                                    "append")
+        if res.kind == "static":
+            return Op("static", node=node, source=res.label), res.label.split(".")[-1]
+        return (Op("static", node=node, source=res.label, callee=res.callee, kwargs={
+            "__unknown__": Const(True)}), res.label.split(".")[-1])
+
+    def _prim(self, res: Any, node: gast.Call) -> tuple[Op, str]:
+        from .rules import is_custom
+        prim, bound = res.prim, res.args
+        if prim == "array":
+            values = bound.get("values")
+            if isinstance(values, (gast.List, gast.Tuple)) and not all(
+                    _literal(e) is not None for e in values.elts):
+                prim, bound = "stack", {"xs": values}
+            elif isinstance(values, gast.Name) and values.id in self.lists:
+                prim, bound = "stack", {"xs": values}
+        from .resolve import signature
+        sig = signature(prim) if not is_custom(prim) else _custom_sig(prim)
+        args: list[ir.Atom] = []
+        kwargs: dict[str, ir.Atom] = {}
+        for pname, param in sig.parameters.items():
+            if pname not in bound:
+                continue
+            value = bound[pname]
+            if isinstance(value, tuple) or param.kind is param.VAR_POSITIONAL:
+                raise self.parsed.error(f"{res.label}: variable arguments are not supported",
+                                        node, "varargs")
+            if pname == "xs":
+                atom = self._list_atom(value)
+            elif pname in ARRAY_PARAMS or is_custom(prim):
+                atom = self.atom(value)
+            else:
+                atom = self.inline(value)
+            if param.default is param.empty and param.kind is not param.KEYWORD_ONLY:
+                args.append(atom)
+            else:
+                kwargs[pname] = atom
+        first = args[0] if args else ""
+        hint = f"{_prim_word(prim)}_{_hint(first)}" if _hint(first) else _prim_word(prim)
+        return Op("prim", prim, args, kwargs, source=res.label), hint
+
+    def _list_atom(self, value: gast.expr) -> ir.Atom:
+        if isinstance(value, (gast.List, gast.Tuple)):
+            atoms = [self.atom(e) for e in value.elts]
+            name = self._bind_temp("parts", Op("list", args=atoms))
+            return name
+        return self.atom(value)
+
+    def _user_call(self, res: Any, node: gast.Call) -> tuple[Op, str]:
+        fn = res.callee
+        sig = inspect.signature(fn)
+        for p in sig.parameters.values():
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                raise self.parsed.error(f"{res.label} takes *args/**kwargs, which gradlab cannot "
+                                        f"differentiate through", node, "varargs")
+        if any(isinstance(a, gast.Starred) for a in node.args) or any(
+                k.arg is None for k in node.keywords):
+            raise self.parsed.error(f"{res.label}(*...) / (**...): pass arguments one by one",
+                                    node, "varargs")
+        try:
+            bound = sig.bind(*node.args, **{k.arg: k.value for k in node.keywords})
+        except TypeError as e:
+            raise self.parsed.error(f"{res.label}: {e}", node, "call") from None
+        args: list[ir.Atom] = []
+        for pname, p in sig.parameters.items():
+            if pname in bound.arguments:
+                args.append(self.atom(bound.arguments[pname]))
+            else:
+                default = p.default
+                if not _is_literal_value(default):
+                    raise self.parsed.error(
+                        f"{res.label}: the default of parameter {pname!r} is not a literal; "
+                        f"pass it explicitly", node, "default argument")
+                args.append(Const(default))
+        return Op("user", args=args, callee=fn, source=res.label), f"{fn.__name__}_out"
+
+    def _attribute(self, node: gast.Attribute) -> tuple[Op, str]:
+        from .primitives import PROPERTIES
+        base = node.value
+        if isinstance(base, gast.Name) and base.id in self.locals:
+            prop = PROPERTIES.get(node.attr)
+            if prop == "transpose":
+                return Op("prim", "transpose", [base.id], style="attribute"), f"{base.id}T"
+            if prop is not None and prop != "copy":
+                return Op("static", node=node), f"{base.id}_{node.attr}"
+            if prop == "copy":
+                return Op("copy", args=[base.id]), base.id
+            return Op("static", node=node, kwargs={"__attr__": Const(node.attr)}), node.attr
+        if self.resolver.is_module_constant(node):
+            return Op("static", node=node), node.attr
+        if not isinstance(base, gast.Name):
+            inner = self.atom(base)
+            if isinstance(inner, str) and node.attr in PROPERTIES:
+                return self._attribute(gast.Attribute(value=gast.Name(inner, gast.Load(), None,
+                                                                      None), attr=node.attr,
+                                                      ctx=gast.Load()))
+        return Op("static", node=node), node.attr
+
+    def _subscript(self, node: gast.Subscript) -> tuple[Op, str]:
+        value = node.value
+        if isinstance(value, gast.Attribute) and value.attr in ("shape",):
+            return Op("static", node=node), "size"
+        base = self.atom(value)
+        index = self.inline(node.slice)
+        if not isinstance(base, str):
+            return Op("static", node=node), "item"
+        prim = "list_getitem" if base in self.lists else "getitem"
+        return Op("prim", prim, [base, index], style="subscript"), f"{base}_{_index_hint(index)}"
+
+    def _ifexp(self, node: gast.IfExp) -> tuple[Op, str]:
+        name = self.names.fresh("choice")
+        test = self.inline(node.test)
+        body = self._capture(lambda: self.assign_to(name, node.body))
+        orelse = self._capture(lambda: self.assign_to(name, node.orelse))
+        self.emit(ir.If(self.origin, test, body, orelse))
+        return Op("copy", args=[name]), name
+
+    def _capture(self, fn: Any) -> list[ir.Stmt]:
+        saved = self.out
+        self.out = []
+        fn()
+        out, self.out = self.out, saved
+        return out
+
+
+_INLINE_CALLS = {"len", "range", "int", "bool", "str", "round", "isinstance", "min", "max", "abs"}
+
+
+def _inline_ok(op: Op) -> bool:
+    """Static code that may stay inside another expression: comparisons, constants, lengths
+    and shapes. Anything else gets a line of its own, where analysis can see and check it."""
+    node = op.node
+    if "__unknown__" in op.kwargs or "__attr__" in op.kwargs:
+        return False
+    if isinstance(node, (gast.Compare, gast.JoinedStr, gast.Constant)):
+        return True
+    if isinstance(node, gast.Call):
+        return (op.source or "").split(".")[-1] in _INLINE_CALLS
+    if isinstance(node, (gast.Attribute, gast.Subscript, gast.BinOp, gast.UnaryOp)):
+        return True
+    return False
+
+
+def _assigned_names(fn: gast.FunctionDef) -> set[str]:
+    names = {a.id for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
+    for node in gast.walk(fn):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
+            names.add(node.id)
+    return names
+
+
+def _defaults(fn: Any) -> dict[str, Any]:
+    sig = inspect.signature(fn)
+    return {n: p.default for n, p in sig.parameters.items() if p.default is not p.empty}
+
+
+def _literal(node: gast.expr) -> Const | None:
+    if isinstance(node, gast.Constant):
+        return Const(node.value)
+    if (isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub)
+            and isinstance(node.operand, gast.Constant)
+            and isinstance(node.operand.value, (int, float))):
+        return Const(-node.operand.value)
+    return None
+
+
+def _is_literal_value(v: Any) -> bool:
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return True
+    return isinstance(v, tuple) and all(_is_literal_value(e) for e in v)
+
+
+def _as_expr(atom: ir.Atom) -> gast.expr:
+    if isinstance(atom, str):
+        return gast.Name(atom, gast.Load(), None, None)
+    if isinstance(atom, Const):
+        return gast.Constant(value=atom.value, kind=None)
+    return atom
+
+
+def _len_of(seq: ir.Atom) -> gast.expr:
+    return gast.Call(func=gast.Name("len", gast.Load(), None, None), args=[_as_expr(seq)],
+                     keywords=[])
+
+
+def _hint(atom: ir.Atom) -> str:
+    if isinstance(atom, str):
+        return atom
+    if isinstance(atom, Const):
+        return describe(gast.Constant(value=atom.value, kind=None))
+    return ""
+
+
+def _index_hint(index: gast.expr) -> str:
+    if isinstance(index, (gast.Name, gast.Constant)):
+        return describe(index)
+    return "part"
+
+
+def _custom_sig(prim: str) -> inspect.Signature:
+    from .rules import custom_signature
+    return custom_signature(prim)
+
+
+def _prim_word(prim: str) -> str:
+    return {"getitem": "item", "list_getitem": "item"}.get(prim, prim)
+
+
+def _is_insert_grad_of(node: gast.With, parsed: ParsedFunction) -> bool:
+    if len(node.items) != 1 or not isinstance(node.items[0].context_expr, gast.Call):
+        return False
+    parts = dotted(node.items[0].context_expr.func)
+    if not parts:
+        return False
+    found, obj = parsed.scope.lookup(parts[0])
+    for attr in parts[1:]:
+        obj = getattr(obj, attr, None)
+    return getattr(obj, "__name__", "") == "insert_grad_of" and (
+        getattr(obj, "__module__", "") or "").startswith("gradlab")

@@ -1,0 +1,220 @@
+"""One transform request, end to end: the user's function and every function it calls,
+normalized once each, turned into the generated functions the request needs (the gradient, a
+portable copy of each helper, a vjp of each helper), emitted as one source text and compiled.
+
+This is the pipeline's spine: parse → resolve/normalize → rename → analyze → reverse/forward →
+optimize → emit → compile. Each step lives in its own module.
+"""
+from __future__ import annotations
+
+import copy
+import types
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import gast
+
+from ..errors import GradlabError
+from . import ir
+from .emit import Emitter, Source, compile_source, name, to_source
+from .naming import Names
+from .normalize import Normalizer
+from .optimize import optimize
+from .parse import ParsedFunction, parse_function
+from .rename import Renamer
+from .resolve import Resolver
+
+GL = "gl"
+
+
+@dataclass
+class Unit:
+    """A user function, parsed and normalized (shared by every variant generated from it)."""
+
+    fn: types.FunctionType
+    parsed: ParsedFunction
+    ir: ir.Function
+    names: Names
+    user_names: set[str]
+
+
+def _all_names(node: gast.AST) -> set[str]:
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+
+
+def normalize_function(fn: Any) -> Unit:
+    parsed = parse_function(fn)
+    taken = _all_names(parsed.node) | {GL}
+    names = Names(taken)
+    function = Normalizer(parsed, names).function()
+    Renamer(names, function.params).run(function)
+    return Unit(fn, parsed, function, names, _all_names(parsed.node))
+
+
+@dataclass
+class Program:
+    """The generated functions of one request, in the order they are shown."""
+
+    main: Unit
+    optimized: bool = True
+    defs: list[gast.FunctionDef] = field(default_factory=list)
+    units: dict[Any, Unit] = field(default_factory=dict)
+    done: dict[Any, str] = field(default_factory=dict)
+    free: dict[str, Any] = field(default_factory=dict)
+    top_names: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.units[self.main.fn] = self.main
+        self.gl = GL
+        self.free[GL] = None
+        self._collect_free(self.main)
+
+    # --- units ------------------------------------------------------------------------------
+    def unit(self, fn: Any) -> Unit:
+        if fn not in self.units:
+            unit = normalize_function(fn)
+            self.units[fn] = unit
+            self._collect_free(unit)
+        return self.units[fn]
+
+    def _collect_free(self, unit: Unit) -> None:
+        """Closed-over values, and globals of helpers defined in another module, become
+        parameters of the factory the generated code is compiled in."""
+        scope = unit.parsed.scope
+        main_globals = self.main.fn.__globals__
+        values = dict(scope.closure)
+        if unit.fn.__globals__ is not main_globals:
+            for n in unit.fn.__code__.co_names:
+                if n in unit.fn.__globals__:
+                    values[n] = unit.fn.__globals__[n]
+        for key, value in values.items():
+            if key in self.free and self.free[key] is not value:
+                raise GradlabError(f"{unit.fn.__qualname__} and another function use the name "
+                                   f"{key!r} for different values; rename one of them")
+            if unit.fn.__globals__ is not main_globals and main_globals.get(key, value) is not value:
+                raise GradlabError(f"{unit.fn.__qualname__} (module {unit.fn.__module__}) uses "
+                                   f"{key!r}, which means something else where "
+                                   f"{self.main.fn.__qualname__} is defined; rename one of them")
+            self.free[key] = value
+
+    def emitter_for(self, unit: Unit, names: Names) -> Emitter:
+        from .analyze import analyze
+        activity = analyze(unit.ir, [])
+        return Emitter(GL, activity, Resolver(unit.parsed.scope, unit.parsed.fn.__code__ and
+                                              _local_names(unit)), self.portable)
+
+    def reserve(self, wanted: str) -> str:
+        """A name for a generated function that no user code in this program uses."""
+        taken = set().union(*(u.user_names for u in self.units.values())) | set(self.free)
+        base, n = wanted, 2
+        while wanted in self.top_names or wanted in taken:
+            wanted = f"{base}_{n}"
+            n += 1
+        self.top_names.add(wanted)
+        return wanted
+
+    # --- generated functions -------------------------------------------------------------------
+    def add(self, fn_def: gast.FunctionDef, unit: Unit, keep: set[str]) -> None:
+        if self.optimized:
+            optimize(fn_def, keep, unit.user_names)
+        self.defs.append(fn_def)
+
+    def portable(self, fn: Any) -> str:
+        """The name of a copy of user function ``fn`` that runs on any backend."""
+        from .rules import custom_rule_for
+        if custom_rule_for(fn) is not None:   # a user primitive: called as it is
+            self.free.setdefault(fn.__name__, fn)
+            return fn.__name__
+        key = ("portable", fn)
+        if key in self.done:
+            return self.done[key]
+        fname = fn.__name__
+        self.done[key] = fname
+        self.top_names.add(fname)
+        unit = self.unit(fn)
+        names = copy.deepcopy(unit.names)
+        emitter = self.emitter_for(unit, names)
+        body: list[gast.stmt] = []
+        for s in unit.ir.body:
+            body.extend(_forward_lines(emitter, s))
+        body.append(gast.Return(value=name(unit.ir.result)))
+        from .reverse import _function_def
+        self.add(_function_def(fname, unit, [], [], body), unit, {unit.ir.result})
+        return fname
+
+    def vjp(self, fn: Any, active: tuple[int, ...]) -> str:
+        """The name of the vector-Jacobian product of user function ``fn`` with respect to the
+        parameters at positions ``active``: ``fn_vjp(*args, dresult) -> their gradients``."""
+        key = ("vjp", fn, active)
+        if key in self.done:
+            return self.done[key]
+        unit = self.unit(fn)
+        params = unit.ir.params
+        suffix = "" if len(active) == len(params) else "_" + "_".join(params[i] for i in active)
+        fname = self.reserve(f"{fn.__name__}_vjp{suffix}")
+        self.done[key] = fname
+        self.portable(fn)
+        from .reverse import REQUIRED, Reverse
+        builder = Reverse(self, unit, [params[i] for i in active], REQUIRED, fname)
+        fn_def = builder.build()
+        self.add(fn_def, unit, set())
+        return fname
+
+    def jvp(self, fn: Any, active: tuple[int, ...]) -> str:
+        key = ("jvp", fn, active)
+        if key in self.done:
+            return self.done[key]
+        unit = self.unit(fn)
+        params = unit.ir.params
+        suffix = "" if len(active) == len(params) else "_" + "_".join(params[i] for i in active)
+        fname = self.reserve(f"{fn.__name__}_jvp{suffix}")
+        self.done[key] = fname
+        self.portable(fn)
+        from .forward import Forward
+        fn_def = Forward(self, unit, [params[i] for i in active], fname, subroutine=True).build()
+        self.add(fn_def, unit, set())
+        return fname
+
+    # --- output --------------------------------------------------------------------------------
+    def source(self) -> Source:
+        return to_source(self.defs)
+
+
+def _local_names(unit: Unit) -> set[str]:
+    from .normalize import _assigned_names
+    return _assigned_names(unit.parsed.node)
+
+
+def _forward_lines(emitter: Emitter, s: ir.Stmt) -> list[gast.stmt]:
+    """Forward code of a statement and its nested blocks, with comments (no backward)."""
+    out: list[gast.stmt] = []
+    if isinstance(s, ir.If):
+        from .reverse import _if
+        body = [x for t in s.body for x in _forward_lines(emitter, t)]
+        orelse = [x for t in s.orelse for x in _forward_lines(emitter, t)]
+        out.extend(_if(emitter.inline(s.test), body, orelse) if body else _if(
+            emitter.inline(s.test), [gast.Pass()], orelse))
+        return out
+    if isinstance(s, ir.For):
+        from .emit import call
+        body = [x for t in s.body for x in _forward_lines(emitter, t)] or [gast.Pass()]
+        out.append(gast.For(target=gast.Name(s.target, gast.Store(), None, None),
+                            iter=call(name("range"), [emitter.inline(a) for a in s.range_args]),
+                            body=body, orelse=[], type_comment=None))
+        return out
+    if isinstance(s, ir.While):
+        body = [x for t in s.body for x in _forward_lines(emitter, t)] or [gast.Pass()]
+        out.append(gast.While(test=emitter.inline(s.test), body=body, orelse=[]))
+        return out
+    emitter.with_comment(s, out, emitter.forward(s))
+    return out
+
+
+def compile_program(program: Program, label: str, transform: Callable[..., None] | None = None
+                    ) -> tuple[Any, Source, str]:
+    """Emit and compile; returns (factory taking the free values, source, linecache name)."""
+    source = program.source()
+    factory, filename = compile_source(source.text, program.main.fn.__name__,
+                                       program.main.fn.__globals__, program.free, label,
+                                       transform)
+    return factory, source, filename

@@ -1,0 +1,735 @@
+"""The adjoint program: the forward pass, then the backward pass that runs it in reverse.
+
+Reading the backward pass relies on one invariant, *restore semantics*: when the backward code
+of a statement runs, every variable it reads holds the value it had right after that statement
+ran forward. Outside loops renaming gives that for free. Inside a loop a value the backward pass
+needs is saved on a stack named after it: a value made and used within one iteration is pushed
+after it is made and popped when its iteration is reversed; a value carried from one iteration
+to the next is pushed before it is overwritten and popped after that overwrite is reversed.
+
+Gradients are accumulated with the generator tracking, statically, which adjoints already hold
+something: the first contribution assigns (``dh = ...``), later ones add (``dh = dh + ...``),
+a contribution to an adjoint known to be zero is skipped, and where control flow merges a
+zero is written only where one path needs it (``dW = gl.zeros_like(W)`` before a loop).
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+import gast
+
+from ..errors import GradlabError, NoRuleError
+from . import ir
+from .analyze import Activity, analyze, check
+from .emit import assign, attr, call, comment, const, expr_stmt, name
+from .ir import Assign, Const
+from .naming import Names
+from .resolve import bindings
+from .rules import ADJOINTS, NONDIFFERENTIABLE, Contribution, instantiate, is_custom
+
+BACKWARD_MARK = "── backward ──"
+#: The seed parameter of a vjp has no default: generated callers always pass it.
+_REQUIRED = object()
+REQUIRED = _REQUIRED
+
+
+@dataclass
+class ListElement:
+    """``dxs[index] += expr``: a gradient for one element of a Python list."""
+
+    target: str
+    index: gast.expr
+    expr: gast.expr
+
+
+@dataclass
+class MultiContribution:
+    """``dx, dW = helper_vjp(...)``: gradients for several arguments from one call."""
+
+    targets: list[str]
+    value: gast.expr
+
+
+@dataclass
+class Plan:
+    """Decisions about one statement made before any code is emitted."""
+
+    items: list[Any] = field(default_factory=list)   # what the backward code of it is
+    push: str = ""                                   # '' | 'record' | 'restore'
+    pushed: list[str] = field(default_factory=list)
+    pop_first: bool = False                          # restore before the rule (it reads the old value)
+
+
+class Reverse:
+    """Builds the adjoint function of one normalized function."""
+
+    def __init__(self, program: Any, unit: Any, wrt: list[str], seed_default: Any,
+                 func_name: str) -> None:
+        self.program = program
+        self.unit = unit
+        self.fn: ir.Function = copy.deepcopy(unit.ir)
+        self.names: Names = copy.deepcopy(unit.names)
+        self.wrt = wrt
+        self.seed_default = seed_default
+        self.func_name = func_name
+        self.emitter = program.emitter_for(unit, self.names)
+        self.gl = program.gl
+        self.adjoints: dict[str, str] = {}
+        self.plans: dict[int, Plan] = {}
+        self.stacks: dict[str, str] = {}
+        self.lists: set[str] = set()
+        self.depth: dict[int, int] = {}
+        self.parent_loop: dict[int, Any] = {}
+        self.grad_of: dict[Any, list[ir.GradOf]] = {}
+        self.inits: set[str] = set()
+
+    # --- names ------------------------------------------------------------------------------
+    def adj(self, v: str) -> str:
+        if v not in self.adjoints:
+            self.adjoints[v] = self.names.fresh(f"d{v}" if not v.startswith("_") else f"d{v[1:]}")
+        return self.adjoints[v]
+
+    def stack(self, v: str) -> str:
+        if v not in self.stacks:
+            self.stacks[v] = self.names.fresh(f"{v}_stack")
+        return self.stacks[v]
+
+    # --- the whole function -------------------------------------------------------------------
+    def build(self) -> gast.FunctionDef:
+        fn = self.fn
+        self.act = analyze(fn, self.wrt)
+        check(fn, self.act, self._error)
+        self.lists = _list_names(fn)
+        self.always_defined = set(fn.params) | {
+            t for st in fn.body if isinstance(st, Assign) for t in st.targets} | {
+            t for st in ir.walk(fn.body) if isinstance(st, (ir.For, ir.While))
+            for t in ir.writes_in(st.body)
+            if t in ir.reads_in(st.body) or isinstance(st, ir.For) and t == st.target}
+        seed = self.adj(fn.result)
+        self._plan_control(fn.body, depth=0, loop=None)
+        self._place_grad_of(fn.body)
+        for s in ir.walk(fn.body):
+            if isinstance(s, Assign) and self._active_stmt(s):
+                self.plans.setdefault(id(s), Plan()).items = self._items(s)
+            elif isinstance(s, ir.Effect) and s.kind == "append" and self.act.active(s.target):
+                self.plans.setdefault(id(s), Plan()).items = ["append"]
+        self.needed = self._needed(fn.body)
+        self._plan_pushes(fn.body, loop=None)
+
+        forward: list[gast.stmt] = []
+        for v, stack in self.stacks.items():
+            forward.append(assign(stack, gast.List(elts=[], ctx=gast.Load())))
+        for v in sorted(self.inits):   # saved before its first value exists
+            forward.append(assign(v, const(None)))
+        forward.extend(self._forward_block(fn.body))
+
+        state: set[str] = {fn.result} if self.act.active(fn.result) or fn.result in self.wrt else set()
+        self.emitter.last_origin[0] = None
+        backward = self._backward_block(fn.body, state, top=True)
+        if "end" in self.grad_of:
+            backward.extend(self._grad_of_code(self.grad_of["end"], state))
+        results = []
+        for p in self.wrt:
+            if p in state:
+                results.append(name(self.adj(p)))
+            else:
+                results.append(call(attr(self.gl, "zeros_like"), [name(p)]))
+        ret = results[0] if len(results) == 1 else gast.Tuple(elts=results, ctx=gast.Load())
+        body = forward + [comment(BACKWARD_MARK)] + backward + [gast.Return(value=ret)]
+        keep = self.seed_default is not _REQUIRED
+        return _function_def(self.func_name, self.unit, [seed], [self.seed_default], body,
+                             keep_defaults=keep)
+
+    def _error(self, message: str, origin: ir.Origin | None, construct: str = "") -> Exception:
+        from ..errors import GradlabSyntaxError
+        return GradlabSyntaxError(message, construct=construct,
+                                  filename=origin.filename if origin else "<unknown>",
+                                  lineno=origin.lineno if origin else None,
+                                  line=origin.text if origin else "")
+
+    # --- planning -----------------------------------------------------------------------------
+    def _active_stmt(self, s: Assign) -> bool:
+        return any(self.act.active(t) for t in s.targets)
+
+    def _active_block(self, stmts: list[ir.Stmt]) -> bool:
+        for s in ir.walk(stmts):
+            if isinstance(s, Assign) and self._active_stmt(s):
+                return True
+            if isinstance(s, ir.Effect) and s.kind == "append" and self.act.active(s.target):
+                return True
+            if isinstance(s, ir.GradOf):
+                return True
+        return False
+
+    def _plan_control(self, stmts: list[ir.Stmt], depth: int, loop: Any) -> None:
+        """Loop counters, loop reversal strategy and branch conditions, for active code."""
+        i = 0
+        while i < len(stmts):
+            s = stmts[i]
+            self.depth[id(s)] = depth
+            self.parent_loop[id(s)] = loop
+            if isinstance(s, ir.If):
+                if self._active_block([s]):
+                    written = ir.writes_in(s.body) | ir.writes_in(s.orelse)
+                    has_call = any(isinstance(n, gast.Call) for n in gast.walk(s.test))
+                    if ir.atom_names(s.test) & written or has_call:
+                        s.cond = self.names.fresh("cond")
+                self._plan_control(s.body, depth, loop)
+                self._plan_control(s.orelse, depth, loop)
+            elif isinstance(s, (ir.For, ir.While)):
+                if self._active_block(s.body):
+                    reversible = isinstance(s, ir.For) and not _has_break(s.body) and not (
+                        ir.atom_names(s.range_args) | {s.target}) & ir.writes_in(s.body)
+                    if not reversible:
+                        s.counter = self.names.fresh("steps")
+                        init = Assign(s.origin, [s.counter], ir.Op("copy", args=[Const(0)]))
+                        stmts.insert(i, init)
+                        self.depth[id(init)] = depth
+                        self.parent_loop[id(init)] = loop
+                        i += 1
+                self._plan_control(s.body, depth + 1, s)
+            i += 1
+
+    def _place_grad_of(self, stmts: list[ir.Stmt]) -> None:
+        """``insert_grad_of(x)`` runs where x's gradient is complete: just before the backward
+        code of x's definition (or at the very end, for a parameter)."""
+        last_def: dict[str, Any] = {}
+        for s in ir.walk(stmts):
+            if isinstance(s, Assign):
+                for t in s.targets:
+                    last_def[t] = s
+            if isinstance(s, ir.GradOf):
+                anchor = last_def.get(s.name)
+                self.grad_of.setdefault(id(anchor) if anchor is not None else "end", []).append(s)
+
+    def _items(self, s: Assign) -> list[Any]:
+        op = s.op
+        if op.kind == "copy":
+            src = op.args[0]
+            if len(s.targets) == 1 and self._is_active_atom(src):
+                return [Contribution(src, name(self.adj(s.targets[0])))]  # type: ignore[arg-type]
+            return []
+        if op.kind in ("tuple", "list"):
+            if len(s.targets) > 1:
+                return [("parallel", list(zip(s.targets, op.args)))]
+            d = self.adj(s.targets[0])
+            return [Contribution(a, gast.Subscript(value=name(d), slice=const(k), ctx=gast.Load()))
+                    for k, a in enumerate(op.args) if self._is_active_atom(a)]
+        if op.kind == "user":
+            return self._user_items(s)
+        if op.kind != "prim":
+            return []
+        if op.prim == "list_getitem":
+            xs, index = op.args
+            if not self._is_active_atom(xs):
+                return []
+            return [ListElement(xs, self.emitter.atom(index), name(self.adj(s.targets[0])))]  # type: ignore[arg-type]
+        rule = ADJOINTS.get(op.prim)
+        if rule is None:
+            if op.prim in NONDIFFERENTIABLE:
+                return []
+            raise NoRuleError(f"gradlab has no derivative rule for {op.source or op.prim}")
+        binding = {rule.params[0]: name(s.targets[0])}
+        for pname, atom in bindings(op).items():
+            binding[pname] = self.emitter.atom(atom)
+        instance = instantiate(rule, binding, self.adj, self.names.fresh,
+                               lambda e: isinstance(e, gast.Name) and self.act.active(e.id))
+        return instance.steps
+
+    def _is_active_atom(self, a: Any) -> bool:
+        return isinstance(a, str) and self.act.active(a)
+
+    def _user_items(self, s: Assign) -> list[Any]:
+        op = s.op
+        active = [i for i, a in enumerate(op.args) if self._is_active_atom(a)]
+        if not active:
+            return []
+        vjp = self.program.vjp(op.callee, tuple(active))
+        target = s.targets[0]
+        value = call(name(vjp), [self.emitter.atom(a) for a in op.args] + [name(self.adj(target))])
+        return [MultiContribution([op.args[i] for i in active], value)]  # type: ignore[misc]
+
+    def _needed(self, stmts: list[ir.Stmt]) -> set[str]:
+        """Primal names the backward code reads."""
+        adjoint_names = set(self.adjoints.values())
+        out: set[str] = set()
+
+        def add_expr(e: Any) -> None:
+            for n in gast.walk(e):
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+                    out.add(n.id)
+
+        for s in ir.walk(stmts):
+            plan = self.plans.get(id(s))
+            if plan is not None:
+                for item in plan.items:
+                    if isinstance(item, Contribution):
+                        add_expr(item.expr)
+                        if item.target in self.lists:
+                            out.add(item.target)
+                    elif isinstance(item, gast.Assign):
+                        add_expr(item.value)
+                    elif isinstance(item, ListElement):
+                        add_expr(item.index)
+                        out.add(item.target)
+                    elif isinstance(item, MultiContribution):
+                        add_expr(item.value)
+            if isinstance(s, ir.If) and self._active_block([s]) and s.cond is None:
+                out |= ir.atom_names(s.test)
+            if isinstance(s, ir.If) and s.cond:
+                out.add(s.cond)
+            if isinstance(s, ir.For) and s.counter is None and self._active_block(s.body):
+                out |= ir.atom_names(s.range_args)
+            if isinstance(s, (ir.For, ir.While)) and s.counter:
+                out.add(s.counter)
+            if isinstance(s, ir.GradOf):
+                for b in s.body:
+                    add_expr(b)
+        return out - adjoint_names
+
+    def _plan_pushes(self, stmts: list[ir.Stmt], loop: Any) -> None:
+        for s in stmts:
+            if loop is not None:
+                written = ir.stmt_writes(s)
+                if isinstance(s, ir.For):
+                    written = set()   # the loop target belongs to the loop's own body
+                saved = sorted(written & self.needed)
+                if saved:
+                    plan = self.plans.setdefault(id(s), Plan())
+                    plan.pushed = saved
+                    plan.push = "record" if self._iteration_local(s, stmts, loop, saved) \
+                        else "restore"
+                    if plan.push == "restore" and isinstance(s, Assign):
+                        plan.pop_first = self._reads_old_value(s, plan)
+                    for v in saved:
+                        self.stack(v)
+                        if plan.push == "restore" and not self._defined_before(v, loop):
+                            self.inits.add(v)
+                if isinstance(s, ir.Effect) and s.kind == "append" and s.target in self.needed:
+                    self.plans.setdefault(id(s), Plan()).pushed = [s.target]
+            if isinstance(s, ir.For) and s.counter and s.target in self.needed:
+                self.stack(s.target)
+            for block in ir.children(s):
+                self._plan_pushes(block, s if isinstance(s, (ir.For, ir.While)) else loop)
+
+    def _iteration_local(self, s: ir.Stmt, block: list[ir.Stmt], loop: Any,
+                         names: list[str]) -> bool:
+        """Made once per iteration, by ``s``, and read only after ``s`` in its own block: then
+        it is pushed after it is made and popped when the backward code of that block starts."""
+        position = next(i for i, t in enumerate(block) if t is s)
+        later = block[position + 1:]
+        for v in names:
+            writes = sum(1 for t in ir.walk(loop.body) if v in ir.stmt_writes(t))
+            if writes != 1 or v in ir.stmt_reads(s):
+                return False
+            reads_all = sum(1 for t in ir.walk(loop.body) if v in ir.stmt_reads(t))
+            reads_later = sum(1 for t in ir.walk(later) if v in ir.stmt_reads(t))
+            if reads_all != reads_later:
+                return False
+            if isinstance(loop, ir.While) and v in ir.atom_names(loop.test):
+                return False
+        return True
+
+    def _reads_old_value(self, s: Assign, plan: Plan) -> bool:
+        """Does the backward code of ``s`` read a pushed name's value from *before* ``s``?"""
+        for v in plan.pushed:
+            if v in ir.op_reads(s.op):
+                return True
+        return False
+
+    def _defined_before(self, v: str, loop: Any) -> bool:
+        if v in self.fn.params:
+            return True
+        for s in ir.walk(self.fn.body):
+            if s is loop:
+                return False
+            if v in ir.stmt_writes(s):
+                return True
+        return False
+
+    # --- forward code -------------------------------------------------------------------------
+    def _forward_block(self, stmts: list[ir.Stmt]) -> list[gast.stmt]:
+        out: list[gast.stmt] = []
+        for s in stmts:
+            self._forward_stmt(s, out)
+        return out
+
+    def _forward_stmt(self, s: ir.Stmt, out: list[gast.stmt]) -> None:
+        e = self.emitter
+        plan = self.plans.get(id(s))
+        pushes = [expr_stmt(call(attr(self.stack(v), "append"), [name(v)]))
+                  for v in (plan.pushed if plan and plan.push else [])]
+        if isinstance(s, ir.If):
+            test = e.inline(s.test)
+            lines: list[gast.stmt] = []
+            if s.cond:
+                lines.append(assign(s.cond, test))
+                test = name(s.cond)
+            before, after = (pushes, []) if plan and plan.push == "restore" else ([], pushes)
+            lines = before + lines + after
+            e.with_comment(s, out, lines)
+            body, orelse = self._forward_block(s.body), self._forward_block(s.orelse)
+            out.extend(_if(test, body, orelse))
+            return
+        if isinstance(s, ir.For):
+            body = []
+            if s.counter:
+                body.append(assign(s.counter, gast.BinOp(left=name(s.counter), op=gast.Add(),
+                                                         right=const(1))))
+                if s.target in self.needed:
+                    body.append(expr_stmt(call(attr(self.stack(s.target), "append"),
+                                               [name(s.target)])))
+            body += self._forward_block(s.body)
+            rng = call(name("range"), [e.inline(a) for a in s.range_args])
+            out.append(gast.For(target=gast.Name(s.target, gast.Store(), None, None), iter=rng,
+                                body=body or [gast.Pass()], orelse=[], type_comment=None))
+            return
+        if isinstance(s, ir.While):
+            body = []
+            if s.counter:
+                body.append(assign(s.counter, gast.BinOp(left=name(s.counter), op=gast.Add(),
+                                                         right=const(1))))
+            body += self._forward_block(s.body)
+            out.append(gast.While(test=e.inline(s.test), body=body or [gast.Pass()], orelse=[]))
+            return
+        lines = e.forward(s)
+        if plan and plan.push == "restore":
+            lines = pushes + lines
+        elif plan and plan.push == "record":
+            lines = lines + pushes
+        e.with_comment(s, out, lines)
+
+    # --- backward code -------------------------------------------------------------------------
+    def _backward_block(self, stmts: list[ir.Stmt], state: set[str], top: bool = False
+                        ) -> list[gast.stmt]:
+        out: list[gast.stmt] = []
+        records = [v for t in stmts for v in self._records(t)]
+        out += [self._pop(v) for v in reversed(records)]
+        for s in reversed(stmts):
+            self._backward_stmt(s, state, out)
+        return out
+
+    def _pop(self, v: str) -> gast.stmt:
+        return assign(v, call(attr(self.stack(v), "pop"), []))
+
+    def _backward_stmt(self, s: ir.Stmt, state: set[str], out: list[gast.stmt]) -> None:
+        plan = self.plans.get(id(s))
+        restore = plan is not None and plan.push == "restore"
+        if isinstance(s, Assign):
+            lines: list[gast.stmt] = []
+            if id(s) in self.grad_of:
+                lines += self._grad_of_code(self.grad_of[id(s)], state)
+            if restore and plan.pop_first:  # type: ignore[union-attr]
+                lines += [self._pop(v) for v in plan.pushed]  # type: ignore[union-attr]
+            if plan is not None and plan.items:
+                lines += self._adjoint_lines(s, plan.items, state)
+            parallel = plan is not None and any(isinstance(i, tuple) for i in plan.items)
+            for t in s.targets:
+                if not _self_contributed(plan, t) and not parallel:
+                    state.discard(t)
+            if restore and not plan.pop_first:  # type: ignore[union-attr]
+                lines += [self._pop(v) for v in plan.pushed]  # type: ignore[union-attr]
+            self.emitter.with_comment(s, out, lines)
+            return
+        if isinstance(s, ir.Effect):
+            lines = []
+            if s.kind == "append" and plan is not None:
+                if plan.items and s.target in state and self._is_active_atom(s.value):
+                    popped = call(attr(self.adj(s.target), "pop"), [])
+                    self._contribute(s.value, popped, state, lines)  # type: ignore[arg-type]
+                elif plan.items and s.target in state:
+                    lines.append(expr_stmt(call(attr(self.adj(s.target), "pop"), [])))
+                if plan.pushed:
+                    lines.append(expr_stmt(call(attr(s.target, "pop"), [])))
+            self.emitter.with_comment(s, out, lines)
+            return
+        if isinstance(s, ir.If):
+            self._backward_if(s, state, out, plan)
+            return
+        if isinstance(s, (ir.For, ir.While)):
+            self._backward_loop(s, state, out)
+            return
+
+    def _grad_of_code(self, blocks: list[ir.GradOf], state: set[str]) -> list[gast.stmt]:
+        lines: list[gast.stmt] = []
+        for g in blocks:
+            d = self.adj(g.name)
+            if g.name not in state:
+                lines.append(assign(d, call(attr(self.gl, "zeros_like"), [name(g.name)])))
+                state.add(g.name)
+            lines.append(comment(f"with gradlab.insert_grad_of({g.name}) as {g.alias}:",
+                                 g.origin.lineno if g.origin else 0))
+            for b in g.body:
+                lines.append(_rename(copy.deepcopy(b), {g.alias: d}))
+        return lines
+
+    def _backward_if(self, s: ir.If, state: set[str], out: list[gast.stmt], plan: Plan | None
+                     ) -> None:
+        if not self._active_block([s]):
+            return
+        test = name(s.cond) if s.cond else self.emitter.inline(s.test)
+        entry = set(state)
+        body_state, else_state = set(entry), set(entry)
+        body = self._backward_block(s.body, body_state)
+        orelse = self._backward_block(s.orelse, else_state)
+        for v in sorted(body_state - else_state):
+            orelse.append(self._zero(v))
+        for v in sorted(else_state - body_state):
+            body.append(self._zero(v))
+        state.clear()
+        state |= body_state | else_state
+        out.extend(_if(test, body, orelse))
+        if plan is not None and plan.push == "restore":
+            out.extend(self._pop(v) for v in plan.pushed)
+
+    def _zero(self, v: str) -> gast.stmt:
+        """A zero gradient for ``v``; shaped like ``v`` where ``v`` surely exists, else the
+        number 0.0 (a variable assigned only on some paths may not exist on this one)."""
+        if v not in self.always_defined:
+            return assign(self.adj(v), const(0.0))
+        helper = "zeros_like_list" if v in self.lists else "zeros_like"
+        return assign(self.adj(v), call(attr(self.gl, helper), [name(v)]))
+
+    def _backward_loop(self, s: ir.For | ir.While, state: set[str], out: list[gast.stmt]) -> None:
+        if not self._active_block(s.body):
+            return
+        entry = set(state)
+        inits: list[str] = []
+        for _ in range(4):
+            body_state = set(entry)
+            saved_origin = self.emitter.last_origin[0]
+            body = self._loop_body(s, body_state)
+            self.emitter.last_origin[0] = saved_origin
+            grown = body_state - entry
+            if not grown:
+                break
+            inits += sorted(grown)
+            entry |= grown
+        lost = entry - body_state
+        body += [self._zero(v) for v in sorted(lost)]
+        self.emitter.last_origin[0] = None
+        out.extend(self._zero(v) for v in inits)
+        if isinstance(s, ir.For) and s.counter is None:
+            rng = call(name("reversed"), [call(name("range"), [self.emitter.inline(a)
+                                                              for a in s.range_args])])
+            target = s.target
+        else:
+            rng = call(name("range"), [name(s.counter)])  # type: ignore[arg-type]
+            target = "_"
+        header = comment(_loop_text(s), s.origin.lineno if s.origin else 0)
+        out.append(header)
+        out.append(gast.For(target=gast.Name(target, gast.Store(), None, None), iter=rng,
+                            body=_pretty_loop_body(body) or [gast.Pass()], orelse=[],
+                            type_comment=None))
+        state.clear()
+        state |= entry
+
+    def _loop_body(self, s: ir.For | ir.While, state: set[str]) -> list[gast.stmt]:
+        body: list[gast.stmt] = []
+        if isinstance(s, ir.For) and s.counter and s.target in self.needed:
+            body.append(self._pop(s.target))
+        body += self._backward_block(s.body, state)
+        return body
+
+    def _records(self, s: ir.Stmt) -> list[str]:
+        plan = self.plans.get(id(s))
+        if plan is not None and plan.push == "record":
+            return list(plan.pushed)
+        return []
+
+    # --- accumulation ---------------------------------------------------------------------------
+    def _adjoint_lines(self, s: Assign, items: list[Any], state: set[str]) -> list[gast.stmt]:
+        targets = set(s.targets)
+        if not targets & state and not any(isinstance(i, tuple) for i in items):
+            return []   # the result's gradient is zero here: nothing flows back
+        lines: list[gast.stmt] = []
+        deferred: list[Contribution] = []
+        for item in items:
+            if isinstance(item, gast.Assign):
+                lines.append(item)
+            elif isinstance(item, Contribution):
+                if item.target in targets:
+                    deferred.append(item)
+                else:
+                    self._contribute(item.target, item.expr, state, lines)
+            elif isinstance(item, ListElement):
+                if item.target not in state:
+                    lines.append(self._zero(item.target))
+                    state.add(item.target)
+                d = self.adj(item.target)
+                element = gast.Subscript(value=name(d), slice=item.index, ctx=gast.Load())
+                store = gast.Subscript(value=name(d), slice=copy.deepcopy(item.index),
+                                       ctx=gast.Store())
+                lines.append(gast.Assign(targets=[store], value=gast.BinOp(
+                    left=element, op=gast.Add(), right=item.expr), type_comment=None))
+            elif isinstance(item, MultiContribution):
+                self._multi(item, state, lines)
+            elif isinstance(item, tuple) and item[0] == "parallel":
+                self._parallel(item[1], state, lines)
+        if deferred:
+            total = deferred[0].expr
+            for extra in deferred[1:]:
+                total = gast.BinOp(left=total, op=gast.Add(), right=extra.expr)
+            lines.append(assign(self.adj(deferred[0].target), total))
+            state.add(deferred[0].target)
+        return lines
+
+    def _contribute(self, target: str, expr: gast.expr, state: set[str],
+                    lines: list[gast.stmt]) -> None:
+        d = self.adj(target)
+        if target not in state:
+            lines.append(assign(d, expr))
+            state.add(target)
+            return
+        if target in self.lists:
+            lines.append(assign(d, call(attr(self.gl, "add_lists"), [name(d), expr])))
+            return
+        scatter = _scatter_into_zeros(expr)
+        if scatter is not None:
+            index, value = scatter
+            lines.append(assign(d, call(attr(self.gl, "index_add"), [name(d), index, value])))
+            return
+        lines.append(assign(d, gast.BinOp(left=name(d), op=gast.Add(), right=expr)))
+
+    def _multi(self, item: MultiContribution, state: set[str], lines: list[gast.stmt]) -> None:
+        targets = item.targets
+        fresh = len(set(targets)) == len(targets) and not set(targets) & state
+        if fresh:
+            lines.append(assign([self.adj(t) for t in targets], item.value))
+            state.update(targets)
+            return
+        parts = [self.names.fresh(f"{self.adj(t)}_part") for t in targets]
+        lines.append(assign(parts, item.value))
+        for t, p in zip(targets, parts):
+            self._contribute(t, name(p), state, lines)
+
+    def _parallel(self, pairs: list[tuple[str, Any]], state: set[str],
+                  lines: list[gast.stmt]) -> None:
+        """``a, b = b, a``: each source gets the gradients of the targets it was copied to."""
+        targets = [t for t, _ in pairs]
+        sums: dict[str, list[gast.expr]] = {}
+        for t, src in pairs:
+            if t in state and self._is_active_atom(src):
+                sums.setdefault(src, []).append(name(self.adj(t)))
+        new_state = state - set(targets)
+        names_out, values = [], []
+        for src, terms in sums.items():
+            total = terms[0]
+            for extra in terms[1:]:
+                total = gast.BinOp(left=total, op=gast.Add(), right=extra)
+            if src in new_state:
+                total = gast.BinOp(left=name(self.adj(src)), op=gast.Add(), right=total)
+            names_out.append(self.adj(src))
+            values.append(total)
+            new_state.add(src)
+        if names_out:
+            lines.append(assign(names_out, gast.Tuple(elts=values, ctx=gast.Load())
+                                if len(values) > 1 else values[0]))
+        state.clear()
+        state |= new_state
+
+
+# --- small helpers ----------------------------------------------------------------------------------
+def _self_contributed(plan: Plan | None, target: str) -> bool:
+    if plan is None:
+        return False
+    return any(isinstance(i, Contribution) and i.target == target for i in plan.items)
+
+
+def _scatter_into_zeros(expr: gast.expr) -> tuple[gast.expr, gast.expr] | None:
+    """Match ``gl.index_add(gl.zeros_like(X), I, V)``: adding into the accumulator instead."""
+    if (isinstance(expr, gast.Call) and isinstance(expr.func, gast.Attribute)
+            and expr.func.attr == "index_add" and len(expr.args) == 3):
+        inner = expr.args[0]
+        if (isinstance(inner, gast.Call) and isinstance(inner.func, gast.Attribute)
+                and inner.func.attr == "zeros_like"):
+            return expr.args[1], expr.args[2]
+    return None
+
+
+def _has_break(stmts: list[ir.Stmt]) -> bool:
+    for s in stmts:
+        if isinstance(s, ir.Break):
+            return True
+        if isinstance(s, ir.If) and (_has_break(s.body) or _has_break(s.orelse)):
+            return True
+    return False
+
+
+def _list_names(fn: ir.Function) -> set[str]:
+    out: set[str] = set()
+    for s in ir.walk(fn.body):
+        if isinstance(s, Assign) and s.op.kind == "list":
+            out.update(s.targets)
+        if isinstance(s, Assign) and s.op.kind == "prim" and s.op.prim in ("split", "unstack"):
+            out.update(s.targets)
+        if isinstance(s, ir.Effect) and s.kind == "append":
+            out.add(s.target)
+        if isinstance(s, Assign) and s.op.kind == "prim" and s.op.prim == "list_getitem":
+            if isinstance(s.op.args[0], str):
+                out.add(s.op.args[0])
+        if isinstance(s, Assign) and s.op.kind == "user" and len(s.targets) == 1:
+            pass
+    return out
+
+
+def _if(test: gast.expr, body: list[gast.stmt], orelse: list[gast.stmt]) -> list[gast.stmt]:
+    """An if, written the way a person would: no empty branch, and no ``else`` after a branch
+    that ends in ``break``/``continue``."""
+    if not body and not orelse:
+        return []
+    if not body:
+        return [gast.If(test=gast.UnaryOp(op=gast.Not(), operand=test), body=orelse, orelse=[])]
+    if body and isinstance(body[-1], (gast.Break, gast.Continue)) and orelse:
+        return [gast.If(test=test, body=body, orelse=[])] + orelse
+    return [gast.If(test=test, body=body, orelse=orelse)]
+
+
+def _pretty_loop_body(body: list[gast.stmt]) -> list[gast.stmt]:
+    """``if not c: <rest>`` closing a backward loop body reads better as ``if c: continue``."""
+    if body and isinstance(body[-1], gast.If) and not body[-1].orelse:
+        last = body[-1]
+        test = last.test
+        if isinstance(test, gast.UnaryOp) and isinstance(test.op, gast.Not) and len(body) == 1:
+            return [gast.If(test=test.operand, body=[gast.Continue()], orelse=[])] + last.body
+    return body
+
+
+def _loop_text(s: ir.For | ir.While) -> str:
+    return s.origin.text if s.origin else ("for" if isinstance(s, ir.For) else "while")
+
+
+def _rename(node: gast.AST, mapping: dict[str, str]) -> Any:
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name) and n.id in mapping:
+            n.id = mapping[n.id]
+    return node
+
+
+def _function_def(fname: str, unit: Any, extra: list[str], extra_defaults: list[Any],
+                  body: list[gast.stmt], keep_defaults: bool = True) -> gast.FunctionDef:
+    """A def with the user's parameters (and their default values, as written, unless the
+    function is only called by generated code, which passes every argument) plus ``extra``."""
+    source_args = unit.parsed.node.args
+    params = [gast.Name(a.id, gast.Param(), None, None)
+              for a in source_args.posonlyargs + source_args.args + source_args.kwonlyargs]
+    user_defaults = list(source_args.defaults) + [d for d in source_args.kw_defaults
+                                                  if d is not None]
+    defaults = [copy.deepcopy(d) for d in user_defaults] if keep_defaults else []
+    for n, d in zip(extra, extra_defaults):
+        params.append(gast.Name(n, gast.Param(), None, None))
+        if d is not _REQUIRED:
+            defaults.append(const(d))
+        elif defaults:
+            raise GradlabError("a required parameter after defaults")  # pragma: no cover
+    args = gast.arguments(args=params, posonlyargs=[], vararg=None, kwonlyargs=[],
+                          kw_defaults=[], kwarg=None, defaults=defaults)
+    node = gast.FunctionDef(name=fname, args=args, body=body, decorator_list=[], returns=None,
+                            type_comment=None)
+    if hasattr(gast.FunctionDef, "_fields") and "type_params" in gast.FunctionDef._fields:
+        node.type_params = []
+    return node
+
+

@@ -1,0 +1,384 @@
+"""Differentiation rules as data: one readable template per primitive.
+
+A template is an ordinary Python function whose parameters are the primitive's result followed
+by its arguments, and whose body says, in the tensor layer's words, how gradients flow:
+
+    @adjoint("tanh")
+    def tanh(y, x):
+        dx = (1.0 - y * y) * dy
+
+``dx`` is the adjoint of argument ``x``, ``dy`` the adjoint of the result. Templates are never
+called: their source is parsed once and instantiated into generated code with the user's names.
+Inside a template, an ``if`` on an argument that the call fixes as a literal (``axis is None``)
+is decided while instantiating, so generated code only shows the branch that applies.
+
+Forward-mode (tangent) templates use the same style with ``_dot`` for tangents:
+``y_dot = (1.0 - y * y) * x_dot``.
+"""
+from __future__ import annotations
+
+import copy
+import inspect
+import textwrap
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import gast
+
+from ...errors import GradlabError
+
+
+@dataclass
+class Rule:
+    """A parsed template. ``params[0]`` is the result; the rest are the primitive's arguments."""
+
+    prim: str
+    kind: str                       # 'adjoint' or 'tangent'
+    params: list[str]
+    defaults: dict[str, Any]
+    body: list[gast.stmt]
+    source: str
+    reads: set[str] = field(default_factory=set)   # parameters whose values the rule uses
+
+    def reads_result(self) -> bool:
+        return self.params[0] in self.reads
+
+
+ADJOINTS: dict[str, Rule] = {}
+TANGENTS: dict[str, Rule] = {}
+NONDIFFERENTIABLE: set[str] = set()
+_custom: dict[int, str] = {}        # id(user function) -> primitive name
+_custom_functions: dict[str, Any] = {}
+
+
+def _parse_template(fn: Callable[..., Any], prim: str, kind: str) -> Rule:
+    source = textwrap.dedent(inspect.getsource(fn))
+    tree = gast.parse(source).body[0]
+    assert isinstance(tree, gast.FunctionDef)
+    args = tree.args
+    if args.vararg is not None or args.kwarg is not None:
+        raise GradlabError(f"rule for {prim!r}: *args/**kwargs are not allowed in a template")
+    names = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
+    sig = inspect.signature(fn)
+    defaults = {n: p.default for n, p in sig.parameters.items()
+                if p.default is not inspect.Parameter.empty}
+    body = [s for s in tree.body if not (isinstance(s, gast.Expr) and
+                                         isinstance(s.value, gast.Constant) and
+                                         isinstance(s.value.value, str))]
+    suffix = "_dot" if kind == "tangent" else ""
+    adjoint_names = {_dname(n, kind) for n in names}
+    reads = set()
+    for node in gast.walk(gast.Module(body=body, type_ignores=[])):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and node.id in names:
+            reads.add(node.id)
+    _check_template(prim, kind, names, body, adjoint_names, suffix)
+    return Rule(prim, kind, names, defaults, body, source, reads)
+
+
+def _dname(name: str, kind: str) -> str:
+    return f"{name}_dot" if kind == "tangent" else f"d{name}"
+
+
+def _check_template(prim: str, kind: str, names: list[str], body: list[gast.stmt],
+                    adjoint_names: set[str], suffix: str) -> None:
+    if not names:
+        raise GradlabError(f"rule for {prim!r} needs at least the result parameter")
+    result_adjoint = _dname(names[0], kind)
+    for node in gast.walk(gast.Module(body=body, type_ignores=[])):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            if kind == "adjoint" and node.id == result_adjoint:
+                raise GradlabError(f"rule for {prim!r} assigns {node.id}, the result's adjoint; "
+                                   f"a rule only reads it and assigns d<argument>")
+            if kind == "tangent" and node.id in adjoint_names and node.id != result_adjoint:
+                raise GradlabError(f"tangent rule for {prim!r} assigns {node.id}; it should "
+                                   f"assign only {result_adjoint}")
+
+
+def _register(table: dict[str, Rule], kind: str, prim: str) -> Callable[[Callable[..., Any]], Any]:
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        table[prim] = _parse_template(fn, prim, kind)
+        return fn
+    return decorate
+
+
+def adjoint(prim: str) -> Callable[[Callable[..., Any]], Any]:
+    """Register the reverse-mode template of built-in primitive ``prim``."""
+    return _register(ADJOINTS, "adjoint", prim)
+
+
+def tangent(prim: str) -> Callable[[Callable[..., Any]], Any]:
+    """Register the forward-mode template of built-in primitive ``prim``."""
+    return _register(TANGENTS, "tangent", prim)
+
+
+def nondifferentiable(*prims: str) -> None:
+    NONDIFFERENTIABLE.update(prims)
+
+
+# --- user-defined primitives (gradlab.adjoint / gradlab.tangent_rule) --------------------------
+def register_custom(fn: Any, template: Callable[..., Any], kind: str) -> None:
+    """Make the user's function ``fn`` a primitive with the given template (checked here)."""
+    if not callable(fn):
+        raise GradlabError(f"@gradlab.{'adjoint' if kind == 'adjoint' else 'tangent_rule'} "
+                           f"expects the function the rule is for, got {fn!r}")
+    prim = _custom.get(id(fn)) or f"{getattr(fn, '__name__', 'fn')}"
+    while prim in _custom_functions and _custom_functions[prim] is not fn:
+        prim += "_"
+    try:
+        fn_params = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        raise GradlabError(f"cannot read the signature of {fn!r}") from None
+    rule = _parse_template(template, prim, kind)
+    expected = ["<result>"] + fn_params
+    if rule.params[1:] != fn_params:
+        raise GradlabError(
+            f"the {kind} rule {template.__name__}{inspect.signature(template)} does not match "
+            f"{getattr(fn, '__name__', fn)}{inspect.signature(fn)}: its parameters must be the "
+            f"result followed by {', '.join(fn_params)} (expected {', '.join(expected)})")
+    _custom[id(fn)] = prim
+    _custom_functions[prim] = fn
+    (ADJOINTS if kind == "adjoint" else TANGENTS)[prim] = rule
+
+
+def register_nondifferentiable(fn: Any) -> None:
+    prim = getattr(fn, "__name__", "fn")
+    while prim in _custom_functions and _custom_functions[prim] is not fn:
+        prim += "_"
+    _custom[id(fn)] = prim
+    _custom_functions[prim] = fn
+    NONDIFFERENTIABLE.add(prim)
+
+
+def custom_rule_for(obj: Any) -> str | None:
+    if obj is None:
+        return None
+    return _custom.get(id(obj))
+
+
+def custom_function(prim: str) -> Any:
+    return _custom_functions.get(prim)
+
+
+def custom_signature(prim: str) -> inspect.Signature:
+    return inspect.signature(_custom_functions[prim])
+
+
+def is_custom(prim: str) -> bool:
+    return prim in _custom_functions
+
+
+# --- instantiation -------------------------------------------------------------------------------
+@dataclass
+class Contribution:
+    """``d[target] += expr``: how the generator emits it depends on what is already known."""
+
+    target: str
+    expr: gast.expr
+
+
+@dataclass
+class Instance:
+    """A rule applied to one statement: temporaries to compute, then contributions."""
+
+    steps: list[Any]            # gast.Assign for temporaries, Contribution for gradients
+
+
+#: Binary elementwise primitives: when every other operand is a literal number, an argument's
+#: gradient needs no ``unbroadcast`` (a scalar literal cannot have broadcast it).
+ELEMENTWISE = {"add", "subtract", "multiply", "divide", "power", "maximum", "minimum",
+               "arctan2", "where", "clip"}
+
+
+class StaticUnknown(Exception):
+    pass
+
+
+def instantiate(rule: Rule, bindings: dict[str, Any], adjoint_of: Callable[[str], str],
+                fresh: Callable[[str], str], active: Callable[[Any], bool]) -> Instance:
+    """Fill ``rule`` with the user's names.
+
+    ``bindings`` maps each template parameter to a gast expression (a Name, a Constant or an
+    inline expression). ``adjoint_of(name)`` names the adjoint (or tangent) variable of a user
+    variable; ``active(expr)`` tells whether an argument carries a gradient, so contributions
+    to inactive arguments are dropped. ``fresh(hint)`` names temporaries.
+    """
+    params = rule.params
+    result = params[0]
+    values = {p: bindings.get(p, _const(rule.defaults.get(p))) for p in params}
+    literal = {p: v for p, v in values.items() if isinstance(v, gast.Constant)}
+    temps: dict[str, str] = {}
+    steps: list[Any] = []
+
+    def substitute(expr: gast.expr) -> gast.expr:
+        expr = copy.deepcopy(expr)
+        return _Substituter(values, temps, rule.kind, params, adjoint_of, result).visit(expr)
+
+    def run(body: list[gast.stmt]) -> None:
+        for stmt in body:
+            if isinstance(stmt, gast.If):
+                try:
+                    taken = _static_truth(stmt.test, literal, params)
+                except StaticUnknown:
+                    taken = None
+                if taken is not None:
+                    run(stmt.body if taken else stmt.orelse)
+                    continue
+                raise GradlabError(
+                    f"rule {rule.prim!r}: its condition `{_unparse(stmt.test)}` depends on an "
+                    f"argument that is not a literal here; pass it as a constant")
+            if not isinstance(stmt, gast.Assign) or len(stmt.targets) != 1 or not isinstance(
+                    stmt.targets[0], gast.Name):
+                raise GradlabError(f"rule {rule.prim!r}: only simple assignments and ifs on "
+                                   f"literal arguments may appear in a template")
+            target = stmt.targets[0].id
+            param = _param_of(target, params, rule.kind)
+            if param is not None:
+                actual = values[param]
+                if not active(actual):
+                    continue
+                expr = stmt.value
+                if rule.prim in ELEMENTWISE and all(
+                        isinstance(values[p], gast.Constant) for p in params[1:] if p != param
+                        and p in rule.reads | _mentioned(stmt.value)):
+                    expr = _strip_unbroadcast(expr, param)
+                steps.append(Contribution(actual.id, _fold(substitute(expr))))
+            else:
+                temps[target] = fresh(target)
+                steps.append(gast.Assign(targets=[gast.Name(temps[target], gast.Store(), None, None)],
+                                         value=_fold(substitute(stmt.value)), type_comment=None))
+
+    run(rule.body)
+    return Instance(steps)
+
+
+def _param_of(target: str, params: list[str], kind: str) -> str | None:
+    for p in params[1:] if kind == "adjoint" else params[:1]:
+        if target == _dname(p, kind):
+            return p
+    return None
+
+
+def _mentioned(expr: gast.expr) -> set[str]:
+    return {n.id for n in gast.walk(expr) if isinstance(n, gast.Name)}
+
+
+def _strip_unbroadcast(expr: gast.expr, param: str) -> gast.expr:
+    if (isinstance(expr, gast.Call) and isinstance(expr.func, gast.Attribute)
+            and expr.func.attr == "unbroadcast" and len(expr.args) == 2
+            and isinstance(expr.args[1], gast.Name) and expr.args[1].id == param):
+        return expr.args[0]
+    return expr
+
+
+def _const(value: Any) -> gast.expr:
+    return gast.Constant(value=value, kind=None)
+
+
+def _unparse(node: gast.AST) -> str:
+    import ast
+    return ast.unparse(gast.gast_to_ast(node))
+
+
+def _static_truth(test: gast.expr, literal: dict[str, gast.Constant], params: list[str]) -> bool:
+    """Evaluate a template condition over literal arguments, or raise StaticUnknown."""
+    names = {n.id for n in gast.walk(test) if isinstance(n, gast.Name)}
+    if not names <= set(literal) | {"None", "True", "False"}:
+        raise StaticUnknown
+    env = {k: v.value for k, v in literal.items()}
+    code = compile(gast.gast_to_ast(gast.Expression(body=test)), "<rule>", "eval")
+    return bool(eval(code, {"__builtins__": {}}, env))
+
+
+class _Substituter(gast.NodeTransformer):
+    def __init__(self, values: dict[str, Any], temps: dict[str, str], kind: str,
+                 params: list[str], adjoint_of: Callable[[str], str], result: str) -> None:
+        self.values = values
+        self.temps = temps
+        self.kind = kind
+        self.params = params
+        self.adjoint_of = adjoint_of
+        self.result = result
+
+    def visit_Name(self, node: gast.Name) -> gast.expr:
+        name = node.id
+        if name in self.temps:
+            return gast.Name(self.temps[name], node.ctx, None, None)
+        if name in self.values:
+            return copy.deepcopy(self.values[name])
+        for p in self.params:
+            if name == _dname(p, self.kind):
+                actual = self.values[p]
+                if isinstance(actual, gast.Name):
+                    return gast.Name(self.adjoint_of(actual.id), gast.Load(), None, None)
+                if self.kind == "tangent":
+                    return _const(0.0)
+                raise GradlabError(f"a rule reads the adjoint of a literal ({name})")
+        return node
+
+
+def _fold(expr: gast.expr) -> gast.expr:
+    """Light algebra on instantiated templates: ``x ** 1`` -> ``x``, ``1.0 * e`` -> ``e``,
+    ``2 - 1`` -> ``1``; keeps generated lines as short as the maths."""
+    return _Folder().visit(expr)
+
+
+def _num(node: gast.AST) -> Any:
+    if isinstance(node, gast.Constant) and isinstance(node.value, (int, float)) and not isinstance(
+            node.value, bool):
+        return node.value
+    if (isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub)
+            and isinstance(node.operand, gast.Constant)
+            and isinstance(node.operand.value, (int, float))):
+        return -node.operand.value
+    return None
+
+
+_ARITH = {gast.Add: lambda a, b: a + b, gast.Sub: lambda a, b: a - b,
+          gast.Mult: lambda a, b: a * b, gast.Div: lambda a, b: a / b,
+          gast.Pow: lambda a, b: a ** b}
+
+
+class _Folder(gast.NodeTransformer):
+    def visit_BinOp(self, node: gast.BinOp) -> gast.expr:
+        self.generic_visit(node)
+        a, b = _num(node.left), _num(node.right)
+        op = node.op
+        if a is not None and b is not None and type(op) in _ARITH:
+            try:
+                value = _ARITH[type(op)](a, b)
+            except Exception:
+                return node
+            if isinstance(value, complex):
+                return node
+            return _const(value) if value >= 0 else gast.UnaryOp(gast.USub(), _const(-value))
+        if isinstance(op, gast.Pow) and b == 1:
+            return node.left
+        if isinstance(op, gast.Mult):
+            if a == 1:
+                return node.right
+            if b == 1:
+                return node.left
+        if isinstance(op, gast.Div) and b == 1:
+            return node.left
+        if isinstance(op, gast.Add):
+            if a == 0:
+                return node.right
+            if b == 0:
+                return node.left
+        if isinstance(op, gast.Sub) and b == 0:
+            return node.left
+        return node
+
+    def visit_UnaryOp(self, node: gast.UnaryOp) -> gast.expr:
+        self.generic_visit(node)
+        if (isinstance(node.op, gast.USub) and isinstance(node.operand, gast.UnaryOp)
+                and isinstance(node.operand.op, gast.USub)):
+            return node.operand.operand
+        return node
+
+
+def _load_builtin_rules() -> None:
+    from . import forward, reverse  # noqa: F401  (registers templates)
+
+
+_load_builtin_rules()

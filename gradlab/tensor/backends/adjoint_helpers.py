@@ -1,0 +1,119 @@
+"""Helpers that gradient code needs and no framework ships, written once against a namespace.
+
+``broadcast_like(g, x)`` — ``g`` spread to ``x``'s shape *and dtype* (the adjoint of a sum or a
+mean; a Python seed like ``1.0`` must not turn a float32 gradient into float64);
+``matmul_grad_x``/``matmul_grad_y`` — the two halves of ``matmul``'s adjoint for any ranks
+(vectors included, where the textbook ``dz @ y.T`` needs an outer product instead);
+list helpers for adjoints of Python lists (``xs.append``, ``stack``, ``concatenate``).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+
+def install(ns: dict[str, Any]) -> None:
+    shape, reshape, zeros_like = ns["shape"], ns["reshape"], ns["zeros_like"]
+    matmul, swapaxes, sum_ = ns["matmul"], ns["swapaxes"], ns["sum"]
+    broadcast_to, astype, dtype = ns["broadcast_to"], ns["astype"], ns["dtype"]
+    unbroadcast, split, ndim = ns["unbroadcast"], ns["split"], ns["ndim"]
+    name = ns.get("NAME", "")
+
+    if name in ("numpy", "python"):
+        import numpy as np
+
+        def broadcast_like(g: Any, x: Any) -> Any:
+            target = np.shape(x)
+            dt = getattr(x, "dtype", None)
+            if dt is None or dt.kind not in "fc":
+                dt = np.result_type(g, 1.0)
+            return np.broadcast_to(np.asarray(g, dtype=dt), target)
+    else:
+        def broadcast_like(g: Any, x: Any) -> Any:
+            if isinstance(g, (int, float)):
+                return ns["full_like"](x, g)
+            if dtype(g) != dtype(x):
+                g = astype(g, dtype(x))
+            return broadcast_to(g, shape(x))
+
+    def matmul_grad_x(dz: Any, x: Any, y: Any) -> Any:
+        """d(x @ y)/dx applied to ``dz``."""
+        if isinstance(dz, float) and dz == 0.0:
+            return zeros_like(x)
+        nx, ny = ndim(x), ndim(y)
+        if ny == 1:
+            if nx == 1:
+                return dz * y
+            return reshape(dz, shape(dz) + (1,)) * y
+        if nx == 1:
+            return matmul(y, dz) if ny == 2 else sum_to_shape(matmul(y, reshape(dz, shape(dz) + (1,)))[..., 0], shape(x))
+        return unbroadcast(matmul(dz, swapaxes(y, -1, -2)), x)
+
+    def matmul_grad_y(dz: Any, x: Any, y: Any) -> Any:
+        """d(x @ y)/dy applied to ``dz``."""
+        if isinstance(dz, float) and dz == 0.0:
+            return zeros_like(y)
+        nx, ny = ndim(x), ndim(y)
+        if nx == 1:
+            if ny == 1:
+                return dz * x
+            return reshape(x, (-1, 1)) * reshape(dz, shape(dz)[:-1] + (1,) + shape(dz)[-1:])
+        if ny == 1:
+            return sum_to_shape(matmul(swapaxes(x, -1, -2), reshape(dz, shape(dz) + (1,)))[..., 0], shape(y))
+        return unbroadcast(matmul(swapaxes(x, -1, -2), dz), y)
+
+    def sum_to_shape(g: Any, target: Any) -> Any:
+        return ns["sum_to"](g, target)
+
+    def inverse_axes(axes: Any) -> tuple[int, ...]:
+        axes = [int(a) for a in axes]
+        inverse = [0] * len(axes)
+        for i, a in enumerate(axes):
+            inverse[a % len(axes)] = i
+        return tuple(inverse)
+
+    def untile(g: Any, x: Any, reps: Any) -> Any:
+        """The adjoint of ``tile``: add up the copies."""
+        xs = tuple(shape(x))
+        reps = (reps,) if isinstance(reps, int) else tuple(reps)
+        n = max(len(xs), len(reps))
+        xs_full = (1,) * (n - len(xs)) + xs
+        reps = (1,) * (n - len(reps)) + reps
+        split_shape: list[int] = []
+        for r, s in zip(reps, xs_full):
+            split_shape += [r, s]
+        summed = sum_(reshape(g, tuple(split_shape)), axis=tuple(range(0, 2 * n, 2)))
+        return reshape(summed, xs)
+
+    def unconcatenate(g: Any, xs: Any, axis: int = 0) -> list[Any]:
+        """The adjoint of ``concatenate``: ``g`` cut back into pieces shaped like ``xs``."""
+        bounds, total = [], 0
+        for part in list(xs)[:-1]:
+            total += shape(part)[axis]
+            bounds.append(total)
+        return list(split(g, bounds, axis=axis))
+
+    def zeros_like_list(xs: Any) -> list[Any]:
+        return [zeros_like(x) for x in xs]
+
+    def add_lists(a: Any, b: Any) -> list[Any]:
+        return [u + v for u, v in zip(a, b)]
+
+    helpers = dict(broadcast_like=broadcast_like, matmul_grad_x=matmul_grad_x,
+                   matmul_grad_y=matmul_grad_y, inverse_axes=inverse_axes, untile=untile,
+                   unconcatenate=unconcatenate, zeros_like_list=zeros_like_list,
+                   add_lists=add_lists)
+    for key, fn in helpers.items():
+        ns.setdefault(key, fn)
+
+
+#: The helpers' signatures, for documentation and the conformance tests.
+SIGNATURES = {
+    "broadcast_like": "(g, x)",
+    "matmul_grad_x": "(dz, x, y)",
+    "matmul_grad_y": "(dz, x, y)",
+    "inverse_axes": "(axes)",
+    "untile": "(g, x, reps)",
+    "unconcatenate": "(g, xs, axis=0)",
+    "zeros_like_list": "(xs)",
+    "add_lists": "(a, b)",
+}
