@@ -176,7 +176,7 @@ def _check_aliasing(fn: ir.Function, act: Activity, error: object) -> None:
     for s in ir.walk(fn.body):
         if isinstance(s, Assign) and s.op.kind == "prim" and s.op.prim in ("index_update",
                                                                              "index_add"):
-            name = s.targets[0]
+            name = s.op.args[0] if isinstance(s.op.args[0], str) else s.targets[0]
             others = aliases.get(name, set()) - {name}
             if others:
                 other = sorted(others)[0]

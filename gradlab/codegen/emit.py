@@ -38,6 +38,8 @@ def const(v: Any) -> gast.expr:
         return gast.UnaryOp(op=gast.USub(), operand=gast.Constant(value=-v, kind=None))
     if isinstance(v, tuple):
         return gast.Tuple(elts=[const(e) for e in v], ctx=gast.Load())
+    if isinstance(v, list):
+        return gast.List(elts=[const(e) for e in v], ctx=gast.Load())
     return gast.Constant(value=v, kind=None)
 
 
@@ -66,6 +68,20 @@ def expr_stmt(value: gast.expr) -> gast.Expr:
 
 def comment(text: str, lineno: int = 0) -> gast.Expr:
     return expr_stmt(call(name(COMMENT), [const(lineno), const(text)]))
+
+
+def index_value(index: gast.expr) -> gast.expr:
+    """An index written for a subscript (``1:, ::2``) as a value that can be passed to a
+    function (``(slice(1, None), slice(None, None, 2))``)."""
+    if isinstance(index, gast.Slice):
+        parts = [index.lower, index.upper, index.step]
+        while len(parts) > 2 and parts[-1] is None:
+            parts.pop()
+        return call(name("slice"), [p if p is not None else const(None) for p in parts])
+    if isinstance(index, gast.Tuple):
+        return gast.Tuple(elts=[index_value(e) for e in index.elts], ctx=gast.Load())
+    return index
+
 
 
 _OPERATORS = {"add": gast.Add, "subtract": gast.Sub, "multiply": gast.Mult, "divide": gast.Div,
@@ -113,7 +129,11 @@ class Emitter:
         if op.style == "unary" and prim == "negative":
             return gast.UnaryOp(op=gast.USub(), operand=self.atom(op.args[0]))
         if prim in ("getitem", "list_getitem"):
-            return gast.Subscript(value=self.atom(op.args[0]), slice=self.atom(op.args[1]),
+            index = op.args[1]
+            if prim == "getitem" and ir.atom_names(index) & self.activity.arrays:
+                # an array of indices: TensorFlow's [] takes only ints and slices
+                return self.gl_call("getitem", op.args, {})
+            return gast.Subscript(value=self.atom(op.args[0]), slice=self.atom(index),
                                   ctx=gast.Load())
         if prim == "copy":
             return self.atom(op.args[0])
@@ -128,6 +148,12 @@ class Emitter:
 
     def gl_call(self, prim: str, args: list[Any], kwargs: dict[str, Any]) -> gast.Call:
         sig = signature(prim)
+        if "index" in sig.parameters:
+            names = [p for p in sig.parameters]
+            position = names.index("index")
+            if position < len(args):
+                args = list(args)
+                args[position] = index_value(self.atom(args[position]))
         shown = {}
         for k, v in kwargs.items():
             param = sig.parameters.get(k)

@@ -575,6 +575,10 @@ def _defaults(fn: Any) -> dict[str, Any]:
 def _literal(node: gast.expr) -> Const | None:
     if isinstance(node, gast.Constant):
         return Const(node.value)
+    if isinstance(node, gast.List) and node.elts:
+        items = [_literal(e) for e in node.elts]
+        if all(i is not None and isinstance(i.value, (int, float, bool)) for i in items):
+            return Const([i.value for i in items])  # type: ignore[union-attr]
     if (isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub)
             and isinstance(node.operand, gast.Constant)
             and isinstance(node.operand.value, (int, float))):

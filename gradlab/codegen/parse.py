@@ -49,7 +49,7 @@ class ParsedFunction:
         """The user's line for a node of this function, as one line of text."""
         start = getattr(node, "lineno", 1)
         end = getattr(node, "end_lineno", None) or start
-        if isinstance(node, (gast.If, gast.For, gast.While, gast.With, gast.FunctionDef)):
+        if hasattr(node, "body") and isinstance(getattr(node, "body"), list):
             end = start  # a compound statement is quoted by its header line
         text = " ".join(line.strip() for line in self.lines[start - 1:end])
         if len(text) > 100:

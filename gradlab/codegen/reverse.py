@@ -23,7 +23,7 @@ import gast
 from ..errors import GradlabError, NoRuleError
 from . import ir
 from .analyze import Activity, analyze, check
-from .emit import assign, attr, call, comment, const, expr_stmt, name
+from .emit import assign, attr, call, comment, const, expr_stmt, index_value, name
 from .ir import Assign, Const
 from .naming import Names
 from .resolve import bindings
@@ -234,6 +234,8 @@ class Reverse:
         binding = {rule.params[0]: name(s.targets[0])}
         for pname, atom in bindings(op).items():
             binding[pname] = self.emitter.atom(atom)
+            if pname == "index":
+                binding[pname] = index_value(binding[pname])
         instance = instantiate(rule, binding, self.adj, self.names.fresh,
                                lambda e: isinstance(e, gast.Name) and self.act.active(e.id))
         return instance.steps
@@ -290,9 +292,17 @@ class Reverse:
         return out - adjoint_names
 
     def _plan_pushes(self, stmts: list[ir.Stmt], loop: Any) -> None:
+        counters = {t.counter for t in ir.walk(self.fn.body)
+                    if isinstance(t, (ir.For, ir.While)) and t.counter}
         for s in stmts:
+            if loop is not None and isinstance(s, (ir.For, ir.While)) and s.counter and (
+                    s.counter in self.needed):
+                # an inner loop's count is final only once the loop is done: save it then
+                plan = self.plans.setdefault(id(s), Plan())
+                plan.pushed, plan.push = [s.counter], "record"
+                self.stack(s.counter)
             if loop is not None:
-                written = ir.stmt_writes(s)
+                written = ir.stmt_writes(s) - counters
                 if isinstance(s, ir.For):
                     written = set()   # the loop target belongs to the loop's own body
                 saved = sorted(written & self.needed)
@@ -385,6 +395,7 @@ class Reverse:
             rng = call(name("range"), [e.inline(a) for a in s.range_args])
             out.append(gast.For(target=gast.Name(s.target, gast.Store(), None, None), iter=rng,
                                 body=body or [gast.Pass()], orelse=[], type_comment=None))
+            out.extend(pushes)
             return
         if isinstance(s, ir.While):
             body = []
@@ -393,6 +404,7 @@ class Reverse:
                                                          right=const(1))))
             body += self._forward_block(s.body)
             out.append(gast.While(test=e.inline(s.test), body=body or [gast.Pass()], orelse=[]))
+            out.extend(pushes)
             return
         lines = e.forward(s)
         if plan and plan.push == "restore":

@@ -206,6 +206,8 @@ def instantiate(rule: Rule, bindings: dict[str, Any], adjoint_of: Callable[[str]
     result = params[0]
     values = {p: bindings.get(p, _const(rule.defaults.get(p))) for p in params}
     literal = {p: v for p, v in values.items() if isinstance(v, gast.Constant)}
+    literal.update({p: _const(_num(v)) for p, v in values.items()
+                    if not isinstance(v, gast.Constant) and _num(v) is not None})
     temps: dict[str, str] = {}
     steps: list[Any] = []
 
@@ -215,6 +217,8 @@ def instantiate(rule: Rule, bindings: dict[str, Any], adjoint_of: Callable[[str]
 
     def run(body: list[gast.stmt]) -> None:
         for stmt in body:
+            if isinstance(stmt, gast.Pass):
+                continue
             if isinstance(stmt, gast.If):
                 try:
                     taken = _static_truth(stmt.test, literal, params)
@@ -238,8 +242,7 @@ def instantiate(rule: Rule, bindings: dict[str, Any], adjoint_of: Callable[[str]
                     continue
                 expr = stmt.value
                 if rule.prim in ELEMENTWISE and all(
-                        isinstance(values[p], gast.Constant) for p in params[1:] if p != param
-                        and p in rule.reads | _mentioned(stmt.value)):
+                        p in literal for p in params[1:] if p != param):
                     expr = _strip_unbroadcast(expr, param)
                 steps.append(Contribution(actual.id, _fold(substitute(expr))))
             else:
@@ -333,6 +336,12 @@ def _num(node: gast.AST) -> Any:
     return None
 
 
+import math as _m
+
+_MATH = {"log": _m.log, "exp": _m.exp, "sqrt": _m.sqrt, "sin": _m.sin, "cos": _m.cos,
+         "tan": _m.tan, "tanh": _m.tanh, "log1p": _m.log1p, "expm1": _m.expm1,
+         "log2": _m.log2, "log10": _m.log10, "sinh": _m.sinh, "cosh": _m.cosh, "abs": abs}
+
 _ARITH = {gast.Add: lambda a, b: a + b, gast.Sub: lambda a, b: a - b,
           gast.Mult: lambda a, b: a * b, gast.Div: lambda a, b: a / b,
           gast.Pow: lambda a, b: a ** b}
@@ -367,6 +376,18 @@ class _Folder(gast.NodeTransformer):
                 return node.left
         if isinstance(op, gast.Sub) and b == 0:
             return node.left
+        return node
+
+    def visit_Call(self, node: gast.Call) -> gast.expr:
+        """``gl.log(2.0)`` -> ``0.693...``: a framework function cannot take a bare number."""
+        self.generic_visit(node)
+        if (isinstance(node.func, gast.Attribute) and node.func.attr in _MATH
+                and len(node.args) == 1 and not node.keywords and _num(node.args[0]) is not None):
+            try:
+                value = _MATH[node.func.attr](_num(node.args[0]))
+            except (ValueError, OverflowError):
+                return node
+            return _const(value) if value >= 0 else gast.UnaryOp(gast.USub(), _const(-value))
         return node
 
     def visit_UnaryOp(self, node: gast.UnaryOp) -> gast.expr:
