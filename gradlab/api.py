@@ -27,12 +27,12 @@ class GeneratedFunction:
     ``seed`` is given). ``.line_map`` maps each generated line to the user's line it came from.
     """
 
-    def __init__(self, fn: Callable[..., Any], factory: Callable[..., dict[str, Any]],
+    def __init__(self, fn: Callable[..., Any], transform: Any,
                  source: Any, filename: str, main: str, free: dict[str, Any], wrt: tuple[str, ...],
                  many: bool, mode: str, params: list[str], seed_name: str | None,
                  options: dict[str, Any], transform_seconds: float) -> None:
         self.fn = fn
-        self._factory = factory
+        self._transform = transform
         self._source = source
         self.filename = filename
         self.name = main
@@ -63,27 +63,43 @@ class GeneratedFunction:
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
         p.text(self.source)
 
-    def implementation(self, framework: str, device: Any = None) -> Callable[..., Any]:
-        """The compiled function bound to one backend's namespace."""
-        key = (framework, device)
+    def implementation(self, framework: str, device: Any = None,
+                       scalars: frozenset[str] = frozenset()) -> Callable[..., Any]:
+        """The compiled function bound to one backend's namespace (and, for plain Python
+        numbers, the variant specialized for the parameters that are numbers)."""
+        key = (framework, device, scalars)
         impl = self._impls.get(key)
         if impl is None:
-            free = dict(self._free)
+            factory, _, _, name, free, _ = self._transform.variant(scalars)
+            free = dict(free)
             free["gl"] = backend(framework, device)
-            impl = self._factory(**free)[self.name]
+            impl = factory(**free)[name]
             self._impls[key] = impl
         return impl
+
+    def variant_source(self, *args: Any) -> str:
+        """The generated source that runs for these inputs (plain Python numbers get a
+        specialized variant; arrays of every framework share :attr:`source`)."""
+        scalars = self._scalars(args) if common_framework(args) == PYTHON else frozenset()
+        return self._transform.variant(scalars)[1].text  # type: ignore[no-any-return]
+
+    def _scalars(self, args: tuple[Any, ...]) -> frozenset[str]:
+        return frozenset(p for p, a in zip(self.params, args)
+                         if type(a) is float or type(a) is int)
 
     def _select(self, args: tuple[Any, ...]) -> tuple[Callable[..., Any], Any]:
         fw = common_framework(args)
         device = None
+        scalars: frozenset[str] = frozenset()
         if fw == "torch":
             for a in args:
                 if type(a).__module__ == "torch" or hasattr(a, "is_cuda"):
                     if getattr(a, "is_cuda", False):
                         device = str(a.device)
                     break
-        impl = self._impls.get((fw, device)) or self.implementation(fw, device)
+        elif fw == PYTHON:
+            scalars = self._scalars(args)
+        impl = self._impls.get((fw, device, scalars)) or self.implementation(fw, device, scalars)
         return impl, fw
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -196,37 +212,56 @@ def _wrt_names(fn: Any, wrt: Wrt) -> tuple[tuple[str, ...], bool, list[str]]:
     return tuple(names), many, params
 
 
+class Transform:
+    """One transform of one function: the generated program for inputs of unknown shape, and
+    on demand a variant specialized for parameters that are plain Python numbers (no
+    ``unbroadcast``, zeros as ``0.0``: the code a person would write for scalars)."""
+
+    def __init__(self, fn: Any, wrt: tuple[str, ...], optimized: bool) -> None:
+        self.fn = fn
+        self.wrt = wrt
+        self.optimized = optimized
+        self.variants: dict[frozenset[str], Any] = {}
+        start = time.perf_counter()
+        self.main = self.variant(frozenset())
+        self.seconds = time.perf_counter() - start
+
+    def variant(self, scalars: frozenset[str]) -> Any:
+        hit = self.variants.get(scalars)
+        if hit is None:
+            from .codegen.program import Program, compile_program, normalize_function
+            from .codegen.reverse import Reverse
+            unit = normalize_function(self.fn)
+            program = Program(unit, optimized=self.optimized)
+            fname = program.reserve("d" + unit.ir.name + "".join(f"_d{n}" for n in self.wrt))
+            builder = Reverse(program, unit, list(self.wrt), 1.0, fname, set(scalars))
+            fn_def = builder.build()
+            seed_name = builder.adj(builder.fn.result)
+            result = builder.fn.result
+            program.add(fn_def, unit, {result})
+            program.defs.insert(0, program.defs.pop())  # the gradient first, helpers after
+            factory, source, filename = compile_program(
+                program, fname, transform=_also_return(fname, result))
+            hit = (factory, source, filename, fname, dict(program.free), seed_name)
+            self.variants[scalars] = hit
+        return hit
+
+
 def _reverse(fn: Any, wrt: Wrt, optimized: bool, mode: str, options: dict[str, Any]
              ) -> GradientFunction:
-    from .codegen.program import Program, compile_program, normalize_function
-    from .codegen.reverse import Reverse
     if isinstance(fn, GeneratedFunction):
         raise GradlabError("grad of a generated function: differentiate the original function, "
                            "or use gradlab.hvp for second derivatives")
     names, many, params = _wrt_names(fn, wrt)
     key = ("reverse", fn.__code__ if hasattr(fn, "__code__") else fn, names, many, optimized,
            _fingerprint(fn))
-    hit = _cache.get(key)
-    if hit is None:
-        start = time.perf_counter()
-        unit = normalize_function(fn)
-        program = Program(unit, optimized=optimized)
-        fname = "d" + unit.ir.name + "".join(f"_d{n}" for n in names)
-        fname = program.reserve(fname)
-        builder = Reverse(program, unit, list(names), 1.0, fname)
-        fn_def = builder.build()
-        seed_name = builder.adj(builder.fn.result)
-        result = builder.fn.result
-        program.add(fn_def, unit, {result})
-        program.defs.insert(0, program.defs.pop())  # the gradient first, helpers after
-        factory, source, filename = compile_program(
-            program, fname, transform=_also_return(fname, result))
-        hit = (factory, source, filename, fname, dict(program.free), seed_name,
-               time.perf_counter() - start)
-        _cache[key] = hit
-    factory, source, filename, fname, free, seed_name, seconds = hit
-    return GradientFunction(fn, factory, source, filename, fname, free, names, many, mode,
-                            params, seed_name, options, seconds)
+    transform = _cache.get(key)
+    if transform is None:
+        transform = Transform(fn, names, optimized)
+        _cache[key] = transform
+    factory, source, filename, fname, free, seed_name = transform.main
+    return GradientFunction(fn, transform, source, filename, fname, free, names, many, mode,
+                            params, seed_name, options, transform.seconds)
 
 
 def _also_return(fname: str, value_name: str) -> Callable[[ast.Module], None]:

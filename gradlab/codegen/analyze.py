@@ -9,6 +9,7 @@ tensor layer.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import gast
 
@@ -192,3 +193,95 @@ def _no_rule_message(label: object, origin: ir.Origin | None) -> str:
             f"    def {str(label).split('.')[-1]}_adjoint(result, <its arguments>):\n"
             f"        d<argument> = ...  # in terms of d<result>\n"
             f"or mark it with gradlab.nondifferentiable({label}) if no gradient flows through it")
+
+
+# --- shapes ------------------------------------------------------------------------------------------
+#: The shape class of a value known to be a scalar (shape ()).
+SCALAR = "()"
+
+_SAME_SHAPE_UNARY = set("""abs sign sqrt square exp expm1 log log1p log2 log10 sin cos tan arcsin
+arccos arctan sinh cosh tanh arcsinh arccosh arctanh sigmoid softplus relu erf floor ceil round
+negative reciprocal copy stop_gradient astype""".split())
+_BROADCASTING = {"add", "subtract", "multiply", "divide", "power", "maximum", "minimum",
+                 "arctan2"}
+_REDUCTIONS = {"sum", "mean", "prod", "max", "min", "logsumexp", "var", "std", "norm"}
+
+
+def shape_classes(fn: ir.Function, scalar_params: set[str]) -> dict[str, Any]:
+    """Which values surely have the same shape, without knowing any shape.
+
+    Each value gets a class: ``SCALAR`` for values known to have shape ``()`` (Python numbers,
+    full reductions), otherwise an opaque token shared by values that must have equal shapes
+    (``tanh(x)`` has ``x``'s class; ``x * 2.0`` too). Rules use it to drop ``unbroadcast`` and
+    ``broadcast_like`` where they can do nothing, which also means fewer values to keep.
+    """
+    classes: dict[str, Any] = {p: SCALAR if p in scalar_params else f"param:{p}"
+                               for p in fn.params}
+    fresh = iter(range(1 << 30))
+    stmts = [s for s in ir.walk(fn.body) if isinstance(s, Assign)]
+    counts: dict[str, int] = {}
+    for s in stmts:
+        for t in s.targets:
+            counts[t] = counts.get(t, 0) + 1
+    opaque: dict[int, Any] = {id(s): f"v{next(fresh)}" for s in stmts}
+    for _ in range(6):
+        changed = False
+        for s in stmts:
+            result = _class_of(s, classes, opaque[id(s)]) if len(s.targets) == 1 else opaque[id(s)]
+            for t in s.targets:
+                old = classes.get(t)
+                if t in fn.params and old is not None and old != result:
+                    new = f"mixed:{t}"
+                elif counts[t] > 1 and old is not None and old != result:
+                    new = f"mixed:{t}"
+                else:
+                    new = result
+                if old != new and not (str(old).startswith("mixed:")):
+                    classes[t] = new
+                    changed = True
+        if not changed:
+            break
+    return classes
+
+
+def _class_of(s: Assign, classes: dict[str, Any], opaque: Any) -> Any:
+    op = s.op
+
+    def of(a: Any) -> Any:
+        if isinstance(a, ir.Const):
+            return SCALAR if isinstance(a.value, (int, float)) and not isinstance(
+                a.value, bool) else None
+        if isinstance(a, str):
+            return classes.get(a)
+        return None
+
+    if op.kind == "copy":
+        return of(op.args[0]) or opaque
+    if op.kind != "prim":
+        return opaque
+    from .resolve import bindings
+    args = bindings(op)
+    prim = op.prim
+    if prim in _SAME_SHAPE_UNARY:
+        return of(args.get("x")) or opaque
+    if prim in _BROADCASTING:
+        cx, cy = of(args.get("x")), of(args.get("y"))
+        if cx is not None and cx == cy:
+            return cx
+        if cx == SCALAR and cy is not None:
+            return cy
+        if cy == SCALAR and cx is not None:
+            return cx
+        return opaque
+    if prim in _REDUCTIONS:
+        axis, keepdims = args.get("axis"), args.get("keepdims")
+        none_axis = axis is None or (isinstance(axis, ir.Const) and axis.value is None)
+        no_keep = keepdims is None or (isinstance(keepdims, ir.Const) and not keepdims.value)
+        if none_axis and no_keep:
+            return SCALAR
+        if none_axis and of(args.get("x")) == SCALAR:
+            return SCALAR
+        return opaque
+    if prim in ("matmul", "dot") and of(args.get("x")) == SCALAR == of(args.get("y")):
+        return SCALAR
+    return opaque

@@ -118,6 +118,7 @@ class Normalizer:
     def stmt(self, node: gast.stmt) -> None:
         previous = self.origin
         self.origin = self.parsed.origin(node)
+        self.memo: dict[str, str] = {}
         try:
             self._stmt(node)
         except BindError as e:
@@ -352,7 +353,13 @@ class Normalizer:
 
     def _bind_temp(self, hint: str, op_or_atom: Any) -> str:
         op = op_or_atom if isinstance(op_or_atom, Op) else Op("copy", args=[op_or_atom])
+        key = _memo_key(op)
+        memo = getattr(self, "memo", {})
+        if key is not None and key in memo:   # the same computation twice in one line
+            return memo[key]
         name = self.names.fresh(hint)
+        if key is not None:
+            memo[key] = name
         self.emit(Assign(self.origin, [name], op))
         if op.kind == "list" or op.prim in ("split", "unstack"):
             self.lists.add(name)
@@ -539,6 +546,17 @@ class Normalizer:
         fn()
         out, self.out = self.out, saved
         return out
+
+
+def _memo_key(op: Op) -> str | None:
+    """A key for pure operations repeated within one statement (``np.sin(x[i]) * x[i]``)."""
+    if op.kind != "prim" or op.prim in ("uniform", "normal"):
+        return None
+    import ast
+    parts = [op.prim]
+    for a in list(op.args) + list(op.kwargs.items()):
+        parts.append(ast.dump(gast.gast_to_ast(a)) if isinstance(a, gast.AST) else repr(a))
+    return "|".join(parts)
 
 
 _INLINE_CALLS = {"len", "range", "int", "bool", "str", "round", "isinstance", "min", "max", "abs"}

@@ -22,7 +22,7 @@ import gast
 
 from ..errors import GradlabError, NoRuleError
 from . import ir
-from .analyze import Activity, analyze, check
+from .analyze import SCALAR, Activity, analyze, check, shape_classes
 from .emit import assign, attr, call, comment, const, expr_stmt, index_value, name
 from .ir import Assign, Const
 from .naming import Names
@@ -66,7 +66,7 @@ class Reverse:
     """Builds the adjoint function of one normalized function."""
 
     def __init__(self, program: Any, unit: Any, wrt: list[str], seed_default: Any,
-                 func_name: str) -> None:
+                 func_name: str, scalar_params: set[str] | None = None) -> None:
         self.program = program
         self.unit = unit
         self.fn: ir.Function = copy.deepcopy(unit.ir)
@@ -84,6 +84,7 @@ class Reverse:
         self.parent_loop: dict[int, Any] = {}
         self.grad_of: dict[Any, list[ir.GradOf]] = {}
         self.inits: set[str] = set()
+        self.scalar_params = scalar_params or set()
 
     # --- names ------------------------------------------------------------------------------
     def adj(self, v: str) -> str:
@@ -99,8 +100,12 @@ class Reverse:
     # --- the whole function -------------------------------------------------------------------
     def build(self) -> gast.FunctionDef:
         fn = self.fn
+        if self.program.optimized:
+            from .hoist import hoist
+            hoist(fn.body)
         self.act = analyze(fn, self.wrt)
         check(fn, self.act, self._error)
+        self.classes = shape_classes(fn, self.scalar_params)
         self.lists = _list_names(fn)
         self.always_defined = set(fn.params) | {
             t for st in fn.body if isinstance(st, Assign) for t in st.targets} | {
@@ -134,11 +139,15 @@ class Reverse:
         for p in self.wrt:
             if p in state:
                 results.append(name(self.adj(p)))
+            elif self.classes.get(p) == SCALAR:
+                results.append(const(0.0))
             else:
                 results.append(call(attr(self.gl, "zeros_like"), [name(p)]))
         ret = results[0] if len(results) == 1 else gast.Tuple(elts=results, ctx=gast.Load())
         body = forward + [comment(BACKWARD_MARK)] + backward + [gast.Return(value=ret)]
         keep = self.seed_default is not _REQUIRED
+        if self.program.optimized:
+            _skip_broadcasts(body, self.classes)
         return _function_def(self.func_name, self.unit, [seed], [self.seed_default], body,
                              keep_defaults=keep)
 
@@ -237,8 +246,18 @@ class Reverse:
             if pname == "index":
                 binding[pname] = index_value(binding[pname])
         instance = instantiate(rule, binding, self.adj, self.names.fresh,
-                               lambda e: isinstance(e, gast.Name) and self.act.active(e.id))
+                               lambda e: isinstance(e, gast.Name) and self.act.active(e.id),
+                               self._shape_of)
         return instance.steps
+
+    def _shape_of(self, e: gast.expr) -> Any:
+        if isinstance(e, gast.Name):
+            return self.classes.get(e.id)
+        if isinstance(e, gast.Constant) and isinstance(e.value, (int, float)):
+            return SCALAR
+        if isinstance(e, gast.UnaryOp) and isinstance(e.operand, gast.Constant):
+            return SCALAR
+        return None
 
     def _is_active_atom(self, a: Any) -> bool:
         return isinstance(a, str) and self.act.active(a)
@@ -499,7 +518,7 @@ class Reverse:
     def _zero(self, v: str) -> gast.stmt:
         """A zero gradient for ``v``; shaped like ``v`` where ``v`` surely exists, else the
         number 0.0 (a variable assigned only on some paths may not exist on this one)."""
-        if v not in self.always_defined:
+        if v not in self.always_defined or self.classes.get(v) == SCALAR:
             return assign(self.adj(v), const(0.0))
         helper = "zeros_like_list" if v in self.lists else "zeros_like"
         return assign(self.adj(v), call(attr(self.gl, helper), [name(v)]))
@@ -584,13 +603,18 @@ class Reverse:
             total = deferred[0].expr
             for extra in deferred[1:]:
                 total = gast.BinOp(left=total, op=gast.Add(), right=extra.expr)
-            lines.append(assign(self.adj(deferred[0].target), total))
+            d = self.adj(deferred[0].target)
+            if not (isinstance(total, gast.Name) and total.id == d):
+                lines.append(assign(d, total))
             state.add(deferred[0].target)
         return lines
 
     def _contribute(self, target: str, expr: gast.expr, state: set[str],
                     lines: list[gast.stmt]) -> None:
         d = self.adj(target)
+        if isinstance(expr, gast.Name) and expr.id == d:
+            state.add(target)   # the gradient passes through unchanged
+            return
         if target not in state:
             lines.append(assign(d, expr))
             state.add(target)
@@ -644,6 +668,64 @@ class Reverse:
 
 
 # --- small helpers ----------------------------------------------------------------------------------
+def _skip_broadcasts(body: list[gast.stmt], classes: dict[str, Any]) -> None:
+    """``d = gl.broadcast_like(g, X)`` used once, as a factor of a product that already has a
+    factor shaped like ``X``: the product broadcasts ``g`` by itself, so skip the copy.
+    (``dh = 2 * h * gl.broadcast_like(dloss, h_pow2)`` becomes ``dh = 2 * h * dloss``.)"""
+    blocks = [body] + [b for n in gast.walk(gast.Module(body=body, type_ignores=[]))
+                       for b in (getattr(n, "body", None), getattr(n, "orelse", None))
+                       if isinstance(b, list) and n is not None]
+    loads: dict[str, int] = {}
+    for n in gast.walk(gast.Module(body=body, type_ignores=[])):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+            loads[n.id] = loads.get(n.id, 0) + 1
+    for block in blocks:
+        i = 0
+        while i < len(block) - 1:
+            s, nxt = block[i], block[i + 1]
+            if (isinstance(s, gast.Assign) and len(s.targets) == 1
+                    and isinstance(s.targets[0], gast.Name)
+                    and isinstance(s.value, gast.Call)
+                    and isinstance(s.value.func, gast.Attribute)
+                    and s.value.func.attr == "broadcast_like" and len(s.value.args) == 2
+                    and isinstance(s.value.args[1], gast.Name)
+                    and loads.get(s.targets[0].id) == 1
+                    and isinstance(nxt, gast.Assign)):
+                d, g, like = s.targets[0].id, s.value.args[0], s.value.args[1].id
+                if _replace_factor(nxt.value, d, g, classes.get(like), classes):
+                    del block[i]
+                    continue
+            i += 1
+
+
+def _factors(node: gast.expr) -> list[gast.expr]:
+    if isinstance(node, gast.BinOp) and isinstance(node.op, gast.Mult):
+        return _factors(node.left) + _factors(node.right)
+    return [node]
+
+
+def _replace_factor(expr: gast.expr, d: str, g: gast.expr, like_class: Any,
+                    classes: dict[str, Any]) -> bool:
+    if like_class is None:
+        return False
+    for node in gast.walk(expr):
+        if not (isinstance(node, gast.BinOp) and isinstance(node.op, gast.Mult)):
+            continue
+        factors = _factors(node)
+        if not any(isinstance(f, gast.Name) and f.id == d for f in factors):
+            continue
+        if not any(isinstance(f, gast.Name) and f.id != d and classes.get(f.id) == like_class
+                   for f in factors):
+            continue
+        for parent in gast.walk(node):
+            for field in ("left", "right"):
+                child = getattr(parent, field, None)
+                if isinstance(child, gast.Name) and child.id == d:
+                    setattr(parent, field, copy.deepcopy(g))
+                    return True
+    return False
+
+
 def _self_contributed(plan: Plan | None, target: str) -> bool:
     if plan is None:
         return False

@@ -193,14 +193,40 @@ class StaticUnknown(Exception):
     pass
 
 
+class _ShapeSimplifier(gast.NodeTransformer):
+    """Drops ``gl.unbroadcast(g, a)`` when ``a`` has the result's shape (only for rules whose
+    ``g`` has the result's shape) and ``gl.broadcast_like(g, x)`` when ``x`` is a scalar."""
+
+    def __init__(self, shape_of: Callable[[gast.expr], Any], result_class: Any,
+                 result_shaped: bool) -> None:
+        self.shape_of = shape_of
+        self.result_class = result_class
+        self.result_shaped = result_shaped
+
+    def visit_Call(self, node: gast.Call) -> gast.expr:
+        self.generic_visit(node)
+        func = node.func
+        if isinstance(func, gast.Attribute) and len(node.args) == 2:
+            target = self.shape_of(node.args[1])
+            if func.attr == "unbroadcast" and self.result_shaped and target is not None and (
+                    target == self.result_class):
+                return node.args[0]
+            if func.attr == "broadcast_like" and target == "()":
+                return node.args[0]
+        return node
+
+
 def instantiate(rule: Rule, bindings: dict[str, Any], adjoint_of: Callable[[str], str],
-                fresh: Callable[[str], str], active: Callable[[Any], bool]) -> Instance:
+                fresh: Callable[[str], str], active: Callable[[Any], bool],
+                shape_of: Callable[[gast.expr], Any] | None = None) -> Instance:
     """Fill ``rule`` with the user's names.
 
     ``bindings`` maps each template parameter to a gast expression (a Name, a Constant or an
     inline expression). ``adjoint_of(name)`` names the adjoint (or tangent) variable of a user
     variable; ``active(expr)`` tells whether an argument carries a gradient, so contributions
-    to inactive arguments are dropped. ``fresh(hint)`` names temporaries.
+    to inactive arguments are dropped. ``fresh(hint)`` names temporaries. ``shape_of(expr)``
+    gives a shape class (see :func:`analyze.shape_classes`): ``unbroadcast`` to an argument of
+    the result's class and ``broadcast_like`` to a scalar are dropped.
     """
     params = rule.params
     result = params[0]
@@ -211,9 +237,15 @@ def instantiate(rule: Rule, bindings: dict[str, Any], adjoint_of: Callable[[str]
     temps: dict[str, str] = {}
     steps: list[Any] = []
 
+    result_class = shape_of(values[result]) if shape_of is not None else None
+
     def substitute(expr: gast.expr) -> gast.expr:
         expr = copy.deepcopy(expr)
-        return _Substituter(values, temps, rule.kind, params, adjoint_of, result).visit(expr)
+        expr = _Substituter(values, temps, rule.kind, params, adjoint_of, result).visit(expr)
+        if shape_of is not None:
+            expr = _ShapeSimplifier(shape_of, result_class,
+                                    rule.prim in ELEMENTWISE | {"broadcast_to"}).visit(expr)
+        return expr
 
     def run(body: list[gast.stmt]) -> None:
         for stmt in body:
