@@ -8,7 +8,7 @@ Importing gradlab imports no framework.
 """
 from __future__ import annotations
 
-from .api import grad, insert_grad_of, stop_gradient, value_and_grad
+from .api import grad, hvp, insert_grad_of, jvp, stop_gradient, value_and_grad
 from .errors import BackendError, GradlabError, GradlabSyntaxError, NoRuleError
 from .tensor.dtypes import (bfloat16, bool_, complex64, complex128, float16, float32, float64,
                             int8, int16, int32, int64, uint8)
@@ -17,7 +17,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BackendError", "GradlabError", "GradlabSyntaxError", "NoRuleError", "bfloat16", "bool_",
-    "complex64", "complex128", "float16", "float32", "float64", "grad", "insert_grad_of",
+    "complex64", "complex128", "float16", "float32", "float64", "grad", "hvp", "insert_grad_of", "jvp",
     "int8", "int16", "int32", "int64", "stop_gradient", "uint8", "value_and_grad",
 ]
 

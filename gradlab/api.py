@@ -212,6 +212,29 @@ def _wrt_names(fn: Any, wrt: Wrt) -> tuple[tuple[str, ...], bool, list[str]]:
     return tuple(names), many, params
 
 
+def _second_derivative(df: GradientFunction, wrt: Wrt, optimized: bool) -> Callable[..., Any]:
+    """``grad(grad(f))`` for a scalar function of a scalar: the Hessian-vector product with the
+    vector 1 (forward mode over the generated gradient code)."""
+    if df.many or (wrt not in (0, df.wrt[0])):
+        raise GradlabError("grad(grad(f)) is defined for a scalar function of one scalar; "
+                           "use gradlab.hvp(f) for Hessian-vector products")
+    h = hvp(df.fn, df.wrt[0], optimized=optimized)
+    position = df.params.index(df.wrt[0])
+
+    def second(*args: Any) -> Any:
+        x = args[position]
+        if getattr(x, "shape", ()) not in ((), (1,)):
+            raise GradlabError(f"grad(grad(f)) needs a scalar {df.wrt[0]}; use gradlab.hvp(f) "
+                               f"for an array argument")
+        one = 1.0 if isinstance(x, (int, float)) else backend(
+            common_framework((x,)) if common_framework((x,)) != PYTHON else "numpy").ones_like(x)
+        return h(*args, one)
+
+    second.source = h.source  # type: ignore[attr-defined]
+    second.__name__ = f"d2{df.fn.__name__}"
+    return second
+
+
 class Transform:
     """One transform of one function: the generated program for inputs of unknown shape, and
     on demand a variant specialized for parameters that are plain Python numbers (no
@@ -248,7 +271,9 @@ class Transform:
 
 
 def _reverse(fn: Any, wrt: Wrt, optimized: bool, mode: str, options: dict[str, Any]
-             ) -> GradientFunction:
+             ) -> Any:
+    if isinstance(fn, GradientFunction):
+        return _second_derivative(fn, wrt, optimized)
     if isinstance(fn, GeneratedFunction):
         raise GradlabError("grad of a generated function: differentiate the original function, "
                            "or use gradlab.hvp for second derivatives")
@@ -276,6 +301,85 @@ def _also_return(fname: str, value_name: str) -> Callable[[ast.Module], None]:
                                        ctx=ast.Load())
                 ast.copy_location(last.value, last)
     return transform
+
+
+class JVPFunction(GeneratedFunction):
+    """What ``gradlab.jvp`` returns: ``df(*args, tangent) -> (value, directional derivative)``;
+    with several ``wrt``, ``tangent`` is a tuple."""
+
+    def __call__(self, *args: Any) -> Any:
+        if not args:
+            raise GradlabError(f"{self.name} takes the function's arguments and then the tangent")
+        *primals, tangent = args
+        tangents = tuple(tangent) if self.many else (tangent,)
+        if len(tangents) != len(self.wrt):
+            raise GradlabError(f"{self.name} needs {len(self.wrt)} tangents, got {len(tangents)}")
+        extra = list(self.options.get("extra_args", ()))
+        impl, fw = self._select(tuple(primals) + tangents)
+        return impl(*primals, *extra, *tangents)
+
+
+class HVPFunction(JVPFunction):
+    """What ``gradlab.hvp`` returns: ``hvp(*args, v) -> H @ v`` (a tuple for several ``wrt``)."""
+
+    def __call__(self, *args: Any) -> Any:
+        _, hv = super().__call__(*args)
+        return tuple(hv) if self.many else hv
+
+
+class ForwardTransform:
+    """A forward-mode transform of one function (the user's, or generated gradient code)."""
+
+    def __init__(self, fn: Any, wrt: tuple[str, ...], optimized: bool, label: str) -> None:
+        from .codegen.forward import Forward
+        from .codegen.program import Program, compile_program, normalize_function
+        start = time.perf_counter()
+        unit = normalize_function(fn)
+        program = Program(unit, optimized=optimized)
+        self.fname = program.reserve(label)
+        fn_def = Forward(program, unit, list(wrt), self.fname).build()
+        program.add(fn_def, unit, set())
+        program.defs.insert(0, program.defs.pop())
+        self.factory, self.source, self.filename = compile_program(program, self.fname)
+        self.free = dict(program.free)
+        self.seconds = time.perf_counter() - start
+
+    def variant(self, scalars: frozenset[str]) -> Any:
+        return (self.factory, self.source, self.filename, self.fname, self.free, None)
+
+
+def jvp(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True) -> JVPFunction:
+    """Forward mode: ``jvp(f)(*args, tangent) -> (f(*args), directional derivative)``,
+    generated source-to-source like :func:`grad` (``.source`` shows it)."""
+    if isinstance(f, GeneratedFunction):
+        raise GradlabError("jvp of a generated function: use gradlab.hvp for second derivatives")
+    names, many, params = _wrt_names(f, wrt)
+    key = ("forward", f.__code__, names, optimized, _fingerprint(f))
+    transform = _cache.get(key)
+    if transform is None:
+        transform = ForwardTransform(f, names, optimized,
+                                     f"{f.__name__}_jvp" + "".join(f"_{n}" for n in names))
+        _cache[key] = transform
+    return JVPFunction(f, transform, transform.source, transform.filename, transform.fname,
+                       transform.free, names, many, "jvp", params, None, {}, transform.seconds)
+
+
+def hvp(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True) -> HVPFunction:
+    """Hessian-vector product: ``hvp(f)(*args, v) -> H @ v``, by forward mode over the
+    generated gradient code (so it also works when ``f`` calls other user functions)."""
+    g = grad(f, wrt, optimized=optimized)
+    reverse_fn = g.implementation("numpy")
+    names = g.wrt
+    key = ("hvp", f.__code__, names, optimized, _fingerprint(f))
+    transform = _cache.get(key)
+    if transform is None:
+        transform = ForwardTransform(reverse_fn, names, optimized, f"{reverse_fn.__name__}_jvp")
+        _cache[key] = transform
+    params = list(g.params)
+    out = HVPFunction(f, transform, transform.source, transform.filename, transform.fname,
+                      transform.free, names, g.many, "hvp", params, None,
+                      {"extra_args": (1.0,)}, transform.seconds)
+    return out
 
 
 def grad(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True,

@@ -53,10 +53,11 @@ def differentiable_inputs(s: ir.Stmt) -> set[str]:
                 if pname in ARRAY_PARAMS or is_custom(op.prim):
                     names |= ir.atom_names(atom) if isinstance(atom, str) else set()
             return names
-        if op.kind in ("copy", "tuple", "list", "user"):
+        if op.kind in ("copy", "tuple", "list", "user", "pop"):
             return {a for a in op.args if isinstance(a, str)}
         return set()
-    if isinstance(s, ir.Effect) and s.kind == "append" and isinstance(s.value, str):
+    if isinstance(s, ir.Effect) and s.kind in ("append", "list_set") and isinstance(
+            s.value, str):
         return {s.value}
     return set()
 
@@ -64,7 +65,7 @@ def differentiable_inputs(s: ir.Stmt) -> set[str]:
 def _targets(s: ir.Stmt) -> list[str]:
     if isinstance(s, Assign):
         return s.targets
-    if isinstance(s, ir.Effect) and s.kind == "append":
+    if isinstance(s, ir.Effect) and s.kind in ("append", "list_set"):
         return [s.target]
     return []
 
@@ -134,10 +135,16 @@ def _is_shape_access(node: gast.expr) -> bool:
     return isinstance(node, gast.Attribute) and node.attr in ("shape", "ndim", "dtype", "size")
 
 
-def check(fn: ir.Function, act: Activity, parsed_error: object) -> None:
+def check(fn: ir.Function, act: Activity, parsed_error: object, mode: str = "reverse") -> None:
     """Refuse what would silently lose or corrupt a gradient."""
     error = parsed_error  # a callable (message, origin, construct) -> Exception
     for s in ir.walk(fn.body):
+        if mode == "reverse" and (
+                isinstance(s, ir.Effect) and s.kind == "list_set" and s.target in act.varied
+                or isinstance(s, Assign) and s.op.kind == "pop" and s.op.args[0] in act.varied):
+            raise error("changing a list that carries a gradient (pop, item assignment) "  # type: ignore[operator]
+                        "cannot be differentiated in reverse mode: build lists with append",
+                        s.origin, "list mutation")
         if isinstance(s, Assign) and s.op.kind == "static":
             reads = ir.op_reads(s.op)
             flows = any(t in act.useful for t in s.targets)

@@ -119,6 +119,8 @@ class Emitter:
             return self.inline(op.node)  # type: ignore[arg-type]
         if op.kind == "user":
             return call(name(self.portable_name(op.callee)), [self.atom(a) for a in op.args])
+        if op.kind == "pop":
+            return call(attr(op.args[0], "pop"), [])
         return self.prim_expr(op)
 
     def prim_expr(self, op: Op) -> gast.expr:
@@ -176,6 +178,11 @@ class Emitter:
         if isinstance(s, ir.Effect):
             if s.kind == "append":
                 return [expr_stmt(call(attr(s.target, "append"), [self.atom(s.value)]))]
+            if s.kind == "list_set":
+                target = gast.Subscript(value=name(s.target), slice=self.atom(s.node),
+                                        ctx=gast.Store())
+                return [gast.Assign(targets=[target], value=self.atom(s.value),
+                                    type_comment=None)]
             node = s.node
             if isinstance(node, gast.Expr):
                 return [expr_stmt(self.inline(node.value))]

@@ -182,7 +182,7 @@ def op_reads(op: Op) -> set[str]:
 def stmt_reads(s: Stmt) -> set[str]:
     """Names a statement reads itself (not counting nested blocks)."""
     if isinstance(s, Assign):
-        return op_reads(s.op)
+        return op_reads(s.op) | ({s.op.args[0]} if s.op.kind == "pop" else set())
     if isinstance(s, Effect):
         names = atom_names(s.value) | ({s.target} if s.target else set())
         if s.node is not None:
@@ -203,7 +203,7 @@ def stmt_writes(s: Stmt) -> set[str]:
     """Names a statement assigns itself (not counting nested blocks)."""
     if isinstance(s, Assign):
         return set(s.targets)
-    if isinstance(s, Effect) and s.kind == "append":
+    if isinstance(s, Effect) and s.kind in ("append", "list_set"):
         return {s.target}
     if isinstance(s, For):
         return {s.target}

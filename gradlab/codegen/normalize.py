@@ -222,9 +222,10 @@ class Normalizer:
                                     "nested subscript assignment")
         name = target.value.id
         if name in self.lists:
-            raise self.parsed.error("assigning into a Python list is not supported: build the "
-                                    "list with append, or use an array", node, "list item "
-                                    "assignment")
+            v = self.atom(value)
+            self.emit(ir.Effect(self.origin, "list_set", target=name, value=v,
+                                node=self.inline(target.slice)))
+            return
         v = self.atom(value)
         index = self.inline(target.slice)
         self.emit(Assign(self.origin, [name], Op("prim", prim, [name, index, v])))
@@ -278,6 +279,10 @@ class Normalizer:
         call = it if isinstance(it, gast.Call) else None
         resolved = self.resolver.call(call) if call is not None and parts else None
         label = resolved.label if resolved is not None else ""
+        reverse = False
+        if call is not None and label == "reversed" and len(call.args) == 1 and isinstance(
+                call.args[0], gast.Call) and dotted(call.args[0].func) == ["range"]:
+            call, label, reverse = call.args[0], "range", True
         if call is not None and label == "range" and isinstance(target, gast.Name):
             index = target.id
             range_args = [self.inline(a) for a in call.args]
@@ -315,7 +320,9 @@ class Normalizer:
             self.stmt(s)
         body, self.out = self.out, saved
         self.loop_depth -= 1
-        self.emit(ir.For(self.origin, index, range_args, body))
+        loop = ir.For(self.origin, index, range_args, body)
+        loop.reverse = reverse  # type: ignore[attr-defined]
+        self.emit(loop)
 
     def _insert_grad_of(self, node: gast.With) -> None:
         item = node.items[0]
@@ -424,6 +431,12 @@ class Normalizer:
         if res.kind == "append":
             raise self.parsed.error("append returns None; call it on a line of its own", node,
                                     "append")
+        if res.kind == "pop":
+            receiver = node.func.value  # type: ignore[attr-defined]
+            if not isinstance(receiver, gast.Name):
+                raise self.parsed.error("pop() works on a list variable", node, "pop")
+            self.lists.add(receiver.id)
+            return Op("pop", args=[receiver.id]), f"{receiver.id}_item"
         if res.kind == "static":
             return Op("static", node=node, source=res.label), res.label.split(".")[-1]
         return (Op("static", node=node, source=res.label, callee=res.callee, kwargs={

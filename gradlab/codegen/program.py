@@ -82,7 +82,8 @@ class Program:
         parameters of the factory the generated code is compiled in."""
         scope = unit.parsed.scope
         main_globals = self.main.fn.__globals__
-        values = dict(scope.closure)
+        values = {k: v for k, v in scope.closure.items()
+                  if k != GL and not isinstance(v, types.FunctionType)}
         if unit.fn.__globals__ is not main_globals:
             for n in unit.fn.__code__.co_names:
                 if n in unit.fn.__globals__:

@@ -96,6 +96,9 @@ class Resolver:
         found, obj = self.scope.lookup(parts[0])
         if not found:
             return Resolution("unknown", label=label)
+        if isinstance(obj, types.ModuleType) and obj.__name__.startswith(
+                "gradlab.tensor.backends") and len(parts) == 2:
+            return self._bind(Meaning(parts[1]), node, label)   # gl.tanh in generated code
         if isinstance(obj, types.ModuleType):
             path = ".".join([obj.__name__] + parts[1:])
             target = _getattr_chain(obj, parts[1:])
@@ -128,6 +131,8 @@ class Resolver:
         receiver = node.func.value  # type: ignore[attr-defined]
         if name == "append":
             return Resolution("append", label=label)
+        if name == "pop" and not node.args:
+            return Resolution("pop", label=label)
         if name == "size" and node.args:      # torch: x.size(0) is x.shape[0]
             return Resolution("static", label=label)
         meaning = METHODS.get(name)

@@ -4,6 +4,26 @@ This is the contract between the generated gradient code, the differentiation ru
 backends: ``gl.sum(x, axis=None, keepdims=False)`` means the same thing whether ``gl`` is the NumPy,
 PyTorch, TensorFlow or JAX namespace. Signatures follow NumPy's names (``axis``, ``keepdims``);
 ``keepdims`` and other flags are passed by keyword. The conformance tests walk this table.
+
+What the signatures alone do not say (``tests/tensor/test_conformance.py`` checks each point on
+every backend, eagerly and inside ``jax.jit``/``tf.function``):
+
+* Results equal NumPy's in value, shape and dtype: float32 stays float32, a Python scalar operand
+  does not promote, integer results (``argmax``, ``argsort``, ``topk``'s indices) are int64.
+* Creation functions called with ``dtype=None`` give NumPy's dtypes on every backend: float64
+  for floats (not the float32 PyTorch and TensorFlow default to: generated code builds constants
+  next to the user's float64 values), int64 for ints, bool for bools; JAX without x64 has only
+  float32. ``uniform``/``normal`` repeat themselves for one seed within a framework; the streams
+  differ between frameworks.
+* ``getitem``, ``index_update`` and ``index_add`` index as NumPy does: ints, slices (negative
+  steps too), None, Ellipsis, integer arrays and lists (negative entries too) and boolean masks,
+  with NumPy's placement of the indexed axes. ``index_add`` accumulates repeated positions, as
+  ``np.add.at`` does. (TensorFlow: None cannot be combined with array indices.)
+* Reductions with ``axis=()`` reduce nothing. ``norm`` is a vector norm over ``axis``
+  (``np.linalg.vector_norm``), for every ``ord`` and for matrices too.
+* ``dot`` is ``np.dot`` (N-d: the last axis of x against the second-to-last of y).
+* ``argsort`` is stable; ``topk`` works on the last axis, values in descending order.
+* ``pad`` has the modes 'constant', 'edge', 'reflect', 'symmetric' and 'wrap'.
 """
 from __future__ import annotations
 

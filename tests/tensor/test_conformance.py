@@ -10,9 +10,10 @@ complete as the spec grows. Rows marked ``traced`` also run inside ``jax.jit`` a
 
 Conventions of the contract that NumPy alone does not fix (documented in ``spec.py``):
 
-* creation functions called with ``dtype=None`` give the framework's *default* float for floats
-  (float64 for NumPy and JAX with x64, float32 for TensorFlow, ``torch.get_default_dtype()``) and
-  int64 for integers; rows marked ``default_float`` check that;
+* creation functions called with ``dtype=None`` give NumPy's dtypes on every backend: float64 for
+  floats (not PyTorch's or TensorFlow's float32: generated code builds constants next to the
+  user's float64 values), int64 for ints; JAX without x64 can only give float32 (rows marked
+  ``default_float``);
 * ``norm`` is a vector norm over ``axis`` (``np.linalg.vector_norm``), for every ``ord``;
 * ``argsort`` is stable; ``topk`` works on the last axis and returns int64 indices.
 """
@@ -30,7 +31,7 @@ import gradlab.tensor as gt
 from gradlab.tensor import SIGNATURES, backend
 from gradlab.tensor.dtypes import DType
 
-from conftest import require, to_framework, to_numpy
+from tests.conftest import require, to_framework, to_numpy
 
 INF, NAN = float("inf"), float("nan")
 # NumPy references on nan/inf rows warn, as NumPy does; the results are what is checked
@@ -322,12 +323,14 @@ for _name in ("sum", "mean", "prod", "max", "min", "logsumexp"):
             case(_name, _x, _axis, kw={"keepdims": _keep}, ref=_ref, id=f"axis={_axis},"
                  f"keepdims={_keep}", traced=_axis == (-1, 0) and _keep is False)
     case(_name, _x, ref=_ref, id="defaults")
+    case(_name, _x, (), ref=_ref, id="axis=() reduces nothing")
 case("logsumexp", F(2, 3, lo=-1e4, hi=1e4), -1, ref=_logsumexp_ref, id="large", traced=True)
 case("logsumexp", FV([[1000.0, 1000.0], [-1000.0, -1000.0], [-INF, 0.0]]), -1,
      ref=_logsumexp_ref, id="huge,-inf")
 case("logsumexp", FV([[-INF, -INF]]), None, ref=lambda x, a: np.asarray(-INF, x.dtype),
      id="all -inf")
 for _name in ("all", "any"):
+    case(_name, B(2, 3), (), floats=False, id="axis=() reduces nothing")
     for _axis in AXES:
         for _keep in (False, True):
             case(_name, B(2, 3, 4), _axis, kw={"keepdims": _keep}, floats=False,
@@ -601,7 +604,7 @@ case("one_hot", I([0, 2, 1, 3]), 4, DT, ref=lambda i, n, d: np.eye(n, dtype=d)[i
      traced=True)
 case("one_hot", I([[0, 2], [1, 1]]), 3, kw={"dtype": DT},
      ref=lambda i, n, dtype: np.eye(n, dtype=dtype)[i], id="2d,3,dtype=")
-# dtype=None: the framework's default float (``default_float``), int64 for integers
+# dtype=None: NumPy's dtypes (float64, int64, bool), float32 on JAX without x64
 _CREATE_DEFAULT = dict(floats=False, default_float=True)
 case("zeros", (2, 3), id="default dtype", **_CREATE_DEFAULT)
 case("ones", 3, id="default dtype", **_CREATE_DEFAULT)
@@ -616,6 +619,13 @@ case("eye", 3, id="default dtype", **_CREATE_DEFAULT)
 case("array", [1.5, 2.5], ref=np.asarray, id="floats,default dtype", **_CREATE_DEFAULT)
 case("array", [[1, 2], [3, 4]], ref=np.asarray, id="ints -> int64", floats=False)
 case("array", [True, False], ref=np.asarray, id="bools -> bool", floats=False)
+case("array", [[1, 2.5], [3, 4]], ref=np.asarray, id="ints and floats", **_CREATE_DEFAULT)
+case("array", 2.5, ref=np.asarray, id="Python float", **_CREATE_DEFAULT)
+case("full", (2,), 1 + 2j, ref=np.full, id="complex -> complex128", floats=False)
+case("uniform", check=lambda fn, fw, dt: _check_default_random(fn, fw), id="default dtype",
+     floats=False)
+case("normal", check=lambda fn, fw, dt: _check_default_random(fn, fw), id="default dtype",
+     floats=False)
 case("one_hot", I([0, 2, 1]), 3, ref=lambda i, n: np.eye(n)[i], id="default dtype",
      **_CREATE_DEFAULT)
 case("zeros", (2,), gt.int32, id="int32", floats=False)
@@ -649,6 +659,11 @@ def _check_random(name: str) -> Callable[..., None]:
         if name == "uniform":
             assert ((default >= 0) & (default < 1)).all()
     return check
+
+
+def _check_default_random(fn: Callable[..., Any], fw: str) -> None:
+    out = to_numpy(fn((4, 3), seed=2))
+    assert out.shape == (4, 3) and out.dtype == default_float(fw)
 
 
 case("uniform", check=_check_random("uniform"), id="seed,shape,dtype,range")
@@ -716,12 +731,8 @@ case("stop_gradient", F(2, 3), ref=lambda x: x, id="2x3", traced=True)
 
 # --- comparing a result with NumPy's -------------------------------------------------------------
 def default_float(fw: str) -> np.dtype:
-    """The dtype a creation function gives floats when called with ``dtype=None``."""
-    if fw == "torch":
-        import torch
-        return np.dtype(str(torch.get_default_dtype()).rpartition(".")[2])
-    if fw == "tensorflow":
-        return np.dtype(np.float32)
+    """The dtype a creation function gives floats when called with ``dtype=None``: NumPy's,
+    except on JAX without x64, which has no float64."""
     if fw == "jax":
         import jax
         return np.dtype(np.float64 if jax.config.jax_enable_x64 else np.float32)
@@ -729,7 +740,8 @@ def default_float(fw: str) -> np.dtype:
 
 
 TOL = {np.dtype(np.float32): (2e-5, 2e-6), np.dtype(np.float64): (1e-11, 1e-13),
-       np.dtype(np.float16): (2e-3, 2e-3)}
+       np.dtype(np.float16): (2e-3, 2e-3), np.dtype(np.complex64): (2e-5, 2e-6),
+       np.dtype(np.complex128): (1e-11, 1e-13)}
 
 
 def assert_conforms(out: Any, expected: Any, fw: str, scale: float = 1.0, where: str = "out",

@@ -19,8 +19,8 @@ import gradlab.tensor as gt
 from gradlab.errors import BackendError, GradlabError
 from gradlab.tensor import Tensor, astensor, native
 
-from conftest import FRAMEWORKS, require, to_framework, to_numpy
-from test_conformance import UNARY, assert_conforms
+from tests.conftest import FRAMEWORKS, require, to_framework, to_numpy
+from tests.tensor.test_conformance import UNARY, assert_conforms
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 

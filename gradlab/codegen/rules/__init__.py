@@ -115,6 +115,10 @@ def nondifferentiable(*prims: str) -> None:
     NONDIFFERENTIABLE.update(prims)
 
 
+# Values that carry no gradient whatever their inputs (gradient code's bookkeeping included).
+NONDIFFERENTIABLE.update({"stop_gradient", "inverse_axes", "zeros_like_list"})
+
+
 # --- user-defined primitives (gradlab.adjoint / gradlab.tangent_rule) --------------------------
 def register_custom(fn: Any, template: Callable[..., Any], kind: str) -> None:
     """Make the user's function ``fn`` a primitive with the given template (checked here)."""
@@ -241,7 +245,8 @@ def instantiate(rule: Rule, bindings: dict[str, Any], adjoint_of: Callable[[str]
 
     def substitute(expr: gast.expr) -> gast.expr:
         expr = copy.deepcopy(expr)
-        expr = _Substituter(values, temps, rule.kind, params, adjoint_of, result).visit(expr)
+        expr = _Substituter(values, temps, rule.kind, params, adjoint_of, result,
+                            active).visit(expr)
         if shape_of is not None:
             expr = _ShapeSimplifier(shape_of, result_class,
                                     rule.prim in ELEMENTWISE | {"broadcast_to"}).visit(expr)
@@ -326,7 +331,9 @@ def _static_truth(test: gast.expr, literal: dict[str, gast.Constant], params: li
 
 class _Substituter(gast.NodeTransformer):
     def __init__(self, values: dict[str, Any], temps: dict[str, str], kind: str,
-                 params: list[str], adjoint_of: Callable[[str], str], result: str) -> None:
+                 params: list[str], adjoint_of: Callable[[str], str], result: str,
+                 active: Callable[[Any], bool] | None = None) -> None:
+        self.active = active
         self.values = values
         self.temps = temps
         self.kind = kind
@@ -343,10 +350,11 @@ class _Substituter(gast.NodeTransformer):
         for p in self.params:
             if name == _dname(p, self.kind):
                 actual = self.values[p]
+                if self.kind == "tangent" and (not isinstance(actual, gast.Name) or (
+                        self.active is not None and not self.active(actual))):
+                    return _const(0.0)   # the tangent of a constant
                 if isinstance(actual, gast.Name):
                     return gast.Name(self.adjoint_of(actual.id), gast.Load(), None, None)
-                if self.kind == "tangent":
-                    return _const(0.0)
                 raise GradlabError(f"a rule reads the adjoint of a literal ({name})")
         return node
 
@@ -370,6 +378,16 @@ def _num(node: gast.AST) -> Any:
 
 import math as _m
 
+#: Functions linear in the arguments at these positions: a zero there makes the result zero.
+LINEAR: dict[str, tuple[int, ...]] = {
+    **{n: (0,) for n in ("sum", "mean", "reshape", "flatten", "expand_dims", "squeeze",
+                         "transpose", "swapaxes", "moveaxis", "broadcast_to", "tile", "flip",
+                         "cumsum", "unbroadcast", "broadcast_like", "untile", "negative",
+                         "astype", "sum_to", "unstack", "split", "unconcatenate")},
+    "matmul": (0, 1), "dot": (0, 1), "outer": (0, 1), "matmul_grad_x": (0, 2),
+    "matmul_grad_y": (0, 1), "multiply": (0, 1),
+}
+
 _MATH = {"log": _m.log, "exp": _m.exp, "sqrt": _m.sqrt, "sin": _m.sin, "cos": _m.cos,
          "tan": _m.tan, "tanh": _m.tanh, "log1p": _m.log1p, "expm1": _m.expm1,
          "log2": _m.log2, "log10": _m.log10, "sinh": _m.sinh, "cosh": _m.cosh, "abs": abs}
@@ -392,6 +410,12 @@ class _Folder(gast.NodeTransformer):
             if isinstance(value, complex):
                 return node
             return _const(value) if value >= 0 else gast.UnaryOp(gast.USub(), _const(-value))
+        if isinstance(op, gast.Mult) and (a == 0 or b == 0):
+            return _const(0.0)
+        if isinstance(op, gast.Div) and a == 0:
+            return _const(0.0)
+        if isinstance(op, gast.Sub) and a == 0 and b is None:
+            return gast.UnaryOp(gast.USub(), node.right)
         if isinstance(op, gast.Pow) and b == 1:
             return node.left
         if isinstance(op, gast.Mult):
@@ -411,8 +435,13 @@ class _Folder(gast.NodeTransformer):
         return node
 
     def visit_Call(self, node: gast.Call) -> gast.expr:
-        """``gl.log(2.0)`` -> ``0.693...``: a framework function cannot take a bare number."""
+        """``gl.log(2.0)`` -> ``0.693...``: a framework function cannot take a bare number;
+        ``gl.sum(0.0)`` -> ``0.0``: a linear function of a zero tangent is zero."""
         self.generic_visit(node)
+        if isinstance(node.func, gast.Attribute) and node.func.attr in LINEAR:
+            slots = LINEAR[node.func.attr]
+            if any(i < len(node.args) and _num(node.args[i]) == 0 for i in slots):
+                return _const(0.0)
         if (isinstance(node.func, gast.Attribute) and node.func.attr in _MATH
                 and len(node.args) == 1 and not node.keywords and _num(node.args[0]) is not None):
             try:

@@ -381,26 +381,28 @@ def solve(a: Any, b: Any) -> Any:
 
 
 # --- creation ------------------------------------------------------------------------------
+# With dtype=None, NumPy's dtypes: float64 for floats and int64 for ints, not TensorFlow's
+# float32 and int32 (generated code builds constants next to the user's float64 values).
+def _float(dtype: Any) -> Any:
+    return native_dtype(dtype) or tf.float64
+
+
 def zeros(shape: Any, dtype: Any = None) -> Any:
-    return tf.zeros(shape, dtype=native_dtype(dtype) or tf.float32)
+    return tf.zeros(shape, dtype=_float(dtype))
 
 
 def ones(shape: Any, dtype: Any = None) -> Any:
-    return tf.ones(shape, dtype=native_dtype(dtype) or tf.float32)
+    return tf.ones(shape, dtype=_float(dtype))
 
 
 def _constant(value: Any, dtype: Any) -> Any:
-    """tf.constant, but Python ints become int64 (as in NumPy), not int32."""
-    d = native_dtype(dtype)
-    if d is None and _is_int_like(value):
-        d = tf.int64
-    return tf.constant(value, dtype=d)
-
-
-def _is_int_like(value: Any) -> bool:
-    while isinstance(value, (list, tuple)) and value:
-        value = value[0]
-    return type(value) is int
+    """tf.constant, with NumPy's dtype for Python values when ``dtype`` is None."""
+    if dtype is not None:
+        return tf.constant(value, dtype=native_dtype(dtype))
+    if isinstance(value, (tf.Tensor, tf.Variable)):
+        return value
+    import numpy as np
+    return tf.constant(np.asarray(value))
 
 
 def _shape(shape: Any) -> Any:
@@ -429,17 +431,17 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> An
         start, stop = 0, start
     if dtype is None:
         floats = builtins.any(isinstance(v, float) for v in (start, stop, step))
-        dtype = tf.float32 if floats else tf.int64
+        dtype = tf.float64 if floats else tf.int64
     return tf.range(start, stop, step, dtype=native_dtype(dtype))
 
 
 def linspace(start: Any, stop: Any, num: int = 50, dtype: Any = None) -> Any:
-    d = native_dtype(dtype) or tf.float32
+    d = _float(dtype)
     return tf.linspace(tf.constant(start, d), tf.constant(stop, d), num)
 
 
 def eye(n: int, m: Any = None, dtype: Any = None) -> Any:
-    return tf.eye(n, m, dtype=native_dtype(dtype) or tf.float32)
+    return tf.eye(n, m, dtype=_float(dtype))
 
 
 def array(values: Any, dtype: Any = None) -> Any:
@@ -450,19 +452,19 @@ def array(values: Any, dtype: Any = None) -> Any:
 
 
 def one_hot(indices: Any, num_classes: int, dtype: Any = None) -> Any:
-    return tf.one_hot(indices, num_classes, dtype=native_dtype(dtype) or tf.float32)
+    return tf.one_hot(indices, num_classes, dtype=_float(dtype))
 
 
 def uniform(shape: Any, low: float = 0.0, high: float = 1.0, *, seed: int = 0,
             dtype: Any = None) -> Any:
     return tf.random.stateless_uniform(_shape(shape), seed=[seed, 0], minval=low, maxval=high,
-                                       dtype=native_dtype(dtype) or tf.float32)
+                                       dtype=_float(dtype))
 
 
 def normal(shape: Any, mean: float = 0.0, std: float = 1.0, *, seed: int = 0,
            dtype: Any = None) -> Any:
     return tf.random.stateless_normal(_shape(shape), seed=[seed, 0], mean=mean, stddev=std,
-                                      dtype=native_dtype(dtype) or tf.float32)
+                                      dtype=_float(dtype))
 
 
 # --- inspection and conversion ---------------------------------------------------------------

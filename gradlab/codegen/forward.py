@@ -1,0 +1,211 @@
+"""The tangent program (forward mode): each statement followed by the statement that carries
+its tangent, ``h = tanh(xW)`` then ``h_dot = (1.0 - h * h) * xW_dot``.
+
+Forward mode needs no stacks: values and tangents advance together, so loops, branches and
+calls keep their shape. Only values that depend on the differentiated inputs get a tangent;
+a tangent that is zero is never computed, and where a value that has a tangent is (re)assigned
+from constants its tangent is set to zeros.
+"""
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import gast
+
+from ..errors import NoRuleError
+from . import ir
+from .analyze import SCALAR, _BROADCASTING, analyze, check, shape_classes
+from .emit import assign, attr, call, const, expr_stmt, index_value, name
+from .ir import Assign
+from .naming import Names
+from .resolve import bindings
+from .rules import NONDIFFERENTIABLE, TANGENTS, instantiate
+
+
+class Forward:
+    """Builds ``<f>_jvp(*args, *tangents) -> (value, tangent)`` for one normalized function."""
+
+    def __init__(self, program: Any, unit: Any, wrt: list[str], func_name: str,
+                 subroutine: bool = False) -> None:
+        self.program = program
+        self.unit = unit
+        self.fn: ir.Function = copy.deepcopy(unit.ir)
+        self.names: Names = copy.deepcopy(unit.names)
+        self.wrt = wrt
+        self.func_name = func_name
+        self.subroutine = subroutine
+        self.emitter = program.emitter_for(unit, self.names)
+        self.gl = program.gl
+        self.tangents: dict[str, str] = {}
+
+    def dot(self, v: str) -> str:
+        if v not in self.tangents:
+            self.tangents[v] = self.names.fresh(f"{v}_dot")
+        return self.tangents[v]
+
+    def build(self) -> gast.FunctionDef:
+        fn = self.fn
+        self.act = analyze(fn, self.wrt)
+        check(fn, self.act, _error, mode="forward")
+        self.varied = self.act.varied
+        self.classes = shape_classes(fn, set())
+        self.lists = _lists(fn)
+        tangent_params = [self.dot(p) for p in self.wrt]
+        body = self._block(fn.body)
+        result = fn.result
+        value_dot: gast.expr
+        if result in self.varied:
+            value_dot = name(self.dot(result))
+        elif result in self.lists:
+            value_dot = call(attr(self.gl, "zeros_like_list"), [name(result)])
+        else:
+            value_dot = call(attr(self.gl, "zeros_like"), [name(result)])
+        body.append(gast.Return(value=gast.Tuple(elts=[name(result), value_dot], ctx=gast.Load())))
+        from .reverse import _REQUIRED, _function_def
+        return _function_def(self.func_name, self.unit, tangent_params,
+                             [_REQUIRED] * len(tangent_params), body, keep_defaults=False)
+
+    # --- statements ---------------------------------------------------------------------------
+    def _block(self, stmts: list[ir.Stmt]) -> list[gast.stmt]:
+        out: list[gast.stmt] = []
+        for s in stmts:
+            self._stmt(s, out)
+        return out
+
+    def _stmt(self, s: ir.Stmt, out: list[gast.stmt]) -> None:
+        e = self.emitter
+        if isinstance(s, ir.If):
+            from .reverse import _if
+            body, orelse = self._block(s.body), self._block(s.orelse)
+            out.extend(_if(e.inline(s.test), body or [gast.Pass()], orelse))
+            return
+        if isinstance(s, ir.For):
+            rng: gast.expr = call(name("range"), [e.inline(a) for a in s.range_args])
+            if getattr(s, "reverse", False):
+                rng = call(name("reversed"), [rng])
+            out.append(gast.For(target=gast.Name(s.target, gast.Store(), None, None), iter=rng,
+                                body=self._block(s.body) or [gast.Pass()], orelse=[],
+                                type_comment=None))
+            return
+        if isinstance(s, ir.While):
+            out.append(gast.While(test=e.inline(s.test), body=self._block(s.body) or [gast.Pass()],
+                                  orelse=[]))
+            return
+        lines = e.forward(s)
+        lines += self._tangent(s)
+        e.with_comment(s, out, lines)
+
+    def _tangent(self, s: ir.Stmt) -> list[gast.stmt]:
+        if isinstance(s, ir.Effect):
+            if s.kind == "append" and s.target in self.varied:
+                value = self._tangent_atom(s.value)
+                return [expr_stmt(call(attr(self.dot(s.target), "append"), [value]))]
+            if s.kind == "list_set" and s.target in self.varied:
+                index = self.emitter.atom(s.node)
+                target = gast.Subscript(value=name(self.dot(s.target)), slice=index,
+                                        ctx=gast.Store())
+                return [gast.Assign(targets=[target], value=self._tangent_atom(s.value),
+                                    type_comment=None)]
+            return []
+        if not isinstance(s, Assign):
+            return []
+        targets = [t for t in s.targets if t in self.varied]
+        if not targets:
+            return []
+        op = s.op
+        if not any(a in self.varied for a in ir.op_reads(op)) and op.kind != "pop":
+            return [self._zeros(t) for t in targets]
+        if op.kind == "copy":
+            return [assign(self.dot(s.targets[0]), self._tangent_atom(op.args[0]))]
+        if op.kind in ("tuple", "list"):
+            values = [self._tangent_atom(a) for a in op.args]
+            if len(s.targets) > 1:
+                return [assign([self.dot(t) for t in s.targets],
+                               gast.Tuple(elts=values, ctx=gast.Load()))]
+            literal = gast.List(elts=values, ctx=gast.Load()) if op.kind == "list" else \
+                gast.Tuple(elts=values, ctx=gast.Load())
+            return [assign(self.dot(s.targets[0]), literal)]
+        if op.kind == "pop":
+            return [assign(self.dot(s.targets[0]), call(attr(self.dot(op.args[0]), "pop"), []))]
+        if op.kind == "user":
+            active = tuple(i for i, a in enumerate(op.args) if isinstance(a, str)
+                           and a in self.varied)
+            jvp = self.program.jvp(op.callee, active)
+            args = [self.emitter.atom(a) for a in op.args] + [name(self.dot(op.args[i]))
+                                                              for i in active]
+            # the forward line already computed the value; the jvp recomputes it alongside
+            return [assign(["_", self.dot(s.targets[0])], call(name(jvp), args))]
+        if op.kind != "prim":
+            return [self._zeros(t) for t in targets]
+        if op.prim == "list_getitem":
+            xs, index = op.args
+            return [assign(self.dot(s.targets[0]), gast.Subscript(
+                value=name(self.dot(xs)), slice=self.emitter.atom(index), ctx=gast.Load()))]
+        rule = TANGENTS.get(op.prim)
+        if rule is None:
+            if op.prim in NONDIFFERENTIABLE:
+                return [self._zeros(t) for t in targets]
+            raise NoRuleError(f"gradlab has no forward-mode rule for {op.source or op.prim}; "
+                              f"add one with @gradlab.tangent_rule")
+        binding = {rule.params[0]: name(s.targets[0])}
+        for pname, atom in bindings(op).items():
+            binding[pname] = self.emitter.atom(atom)
+            if pname == "index":
+                binding[pname] = index_value(binding[pname])
+        instance = instantiate(rule, binding, self.dot, self.names.fresh,
+                               lambda x: isinstance(x, gast.Name) and x.id in self.varied)
+        lines: list[gast.stmt] = []
+        for step in instance.steps:
+            if isinstance(step, gast.Assign):
+                lines.append(step)
+                continue
+            value = step.expr
+            if _is_zero(value):
+                lines.append(self._zeros(step.target))
+                continue
+            if op.prim in _BROADCASTING | {"where", "clip"} and self._may_broadcast(op, s):
+                value = call(attr(self.gl, "broadcast_like"), [value, name(s.targets[0])])
+            lines.append(assign(self.dot(step.target), value))
+        return lines
+
+    def _may_broadcast(self, op: ir.Op, s: Assign) -> bool:
+        """A tangent computed from the varying operands only has their shape; when a constant
+        operand broadcasts them, spread the tangent to the result's shape."""
+        out = self.classes.get(s.targets[0])
+        for pname, atom in bindings(op).items():
+            if isinstance(atom, str) and atom in self.varied:
+                if out is None or self.classes.get(atom) != out:
+                    return True
+        return False
+
+    def _tangent_atom(self, a: Any) -> gast.expr:
+        if isinstance(a, str) and a in self.varied:
+            return name(self.dot(a))
+        if isinstance(a, str):
+            helper = "zeros_like_list" if a in self.lists else "zeros_like"
+            return call(attr(self.gl, helper), [name(a)])
+        return const(0.0)
+
+    def _zeros(self, v: str) -> gast.stmt:
+        if self.classes.get(v) == SCALAR:
+            return assign(self.dot(v), const(0.0))
+        helper = "zeros_like_list" if v in self.lists else "zeros_like"
+        return assign(self.dot(v), call(attr(self.gl, helper), [name(v)]))
+
+
+def _is_zero(e: gast.expr) -> bool:
+    return isinstance(e, gast.Constant) and e.value == 0
+
+
+def _lists(fn: ir.Function) -> set[str]:
+    from .reverse import _list_names
+    return _list_names(fn)
+
+
+def _error(message: str, origin: Any, construct: str = "") -> Exception:
+    from ..errors import GradlabSyntaxError
+    return GradlabSyntaxError(message, construct=construct,
+                              filename=origin.filename if origin else "<unknown>",
+                              lineno=origin.lineno if origin else None,
+                              line=origin.text if origin else "")
