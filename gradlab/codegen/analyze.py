@@ -16,7 +16,7 @@ import gast
 from ..errors import NoRuleError
 from . import ir
 from .ir import Assign, Op
-from .rules import ADJOINTS, NONDIFFERENTIABLE
+from .rules import ADJOINTS, NONDIFFERENTIABLE, TANGENTS
 
 #: Results that are never arrays, whatever their inputs.
 INSPECTION = {"shape", "size", "ndim", "dtype", "item", "to_numpy"}
@@ -161,7 +161,8 @@ def check(fn: ir.Function, act: Activity, parsed_error: object, mode: str = "rev
                 attr = s.op.kwargs["__attr__"].value  # type: ignore[union-attr]
                 raise error(f"gradlab does not know the attribute .{attr} of an array that "  # type: ignore[operator]
                             f"carries a gradient", s.origin, f".{attr}")
-        if isinstance(s, Assign) and s.op.kind == "prim" and s.op.prim not in ADJOINTS and (
+        rules = ADJOINTS if mode == "reverse" else TANGENTS
+        if isinstance(s, Assign) and s.op.kind == "prim" and s.op.prim not in rules and (
                 s.op.prim != "list_getitem") and (
                 s.op.prim not in NONDIFFERENTIABLE) and set(s.targets) & act.useful and (
                 differentiable_inputs(s) & act.varied):

@@ -1,0 +1,64 @@
+"""``gradlab grad path/to/file.py:func [--wrt x,y] [--no-optimize] [--mode forward]``:
+prints the generated code of a function in a file, highlighted on a terminal."""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+from .errors import GradlabError
+
+
+def load_function(target: str) -> Any:
+    path_text, sep, name = target.rpartition(":")
+    if not sep or not name or not path_text:
+        raise GradlabError(f"expected FILE.py:FUNCTION, got {target!r}")
+    path = Path(path_text)
+    if not path.is_file():
+        raise GradlabError(f"no such file: {path}")
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    if spec is None or spec.loader is None:
+        raise GradlabError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(path.stem, module)
+    sys.path.insert(0, str(path.parent.resolve()))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.pop(0)
+    fn = getattr(module, name, None)
+    if fn is None:
+        raise GradlabError(f"{path} defines no {name!r}")
+    return fn
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="gradlab", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    g = sub.add_parser("grad", help="print the generated gradient code of FILE.py:FUNCTION")
+    g.add_argument("target", help="path/to/file.py:function")
+    g.add_argument("--wrt", default="0", help="parameter names or indices, comma separated")
+    g.add_argument("--no-optimize", action="store_true", help="show every generated statement")
+    g.add_argument("--mode", choices=("reverse", "forward"), default="reverse")
+    g.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    args = parser.parse_args(argv)
+    import gradlab
+    from .display import highlight_terminal
+    try:
+        fn = load_function(args.target)
+        items = [int(w) if w.strip().lstrip("-").isdigit() else w.strip()
+                 for w in args.wrt.split(",") if w.strip()]
+        wrt: Any = tuple(items) if len(items) > 1 else items[0]
+        make = gradlab.grad if args.mode == "reverse" else gradlab.jvp
+        df = make(fn, wrt, optimized=not args.no_optimize)
+    except GradlabError as e:
+        print(f"gradlab: {e}", file=sys.stderr)
+        return 2
+    print(highlight_terminal(df.source, args.color), end="")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,35 @@
+"""Generated code made pleasant to read: pygments highlighting for terminals and for HTML with
+inline styles (no global CSS leaks into a notebook page)."""
+from __future__ import annotations
+
+import html
+import os
+import sys
+
+
+def highlight_terminal(source: str, color: str = "auto") -> str:
+    """ANSI-highlighted ``source`` when writing to a terminal (or ``color='always'``)."""
+    use = color == "always" or (color == "auto" and sys.stdout.isatty()
+                                and os.environ.get("NO_COLOR") is None)
+    if not use:
+        return source
+    from pygments import highlight
+    from pygments.formatters import TerminalFormatter
+    from pygments.lexers import PythonLexer
+    return highlight(source, PythonLexer(), TerminalFormatter())
+
+
+def highlight_html(source: str, highlight_lines: tuple[int, ...] = ()) -> str:
+    """``source`` as HTML with inline styles only, optional lines highlighted (1-based)."""
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import PythonLexer
+    formatter = HtmlFormatter(noclasses=True, nowrap=False, style="default",
+                              hl_lines=list(highlight_lines), cssstyles="margin:0",
+                              prestyles="margin:0;font-size:12px;line-height:1.35")
+    body = highlight(source, PythonLexer(), formatter)
+    return f'<div class="gradlab-code" style="overflow:auto;max-height:480px">{body}</div>'
+
+
+def escape(text: str) -> str:
+    return html.escape(text)
