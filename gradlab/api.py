@@ -126,6 +126,8 @@ class GradientFunction(GeneratedFunction):
 
 
 def _require_scalar(value: Any, df: GeneratedFunction) -> None:
+    if value is None:
+        return   # an edited gradient that no longer computes the value
     shape = getattr(value, "shape", ())
     if shape and any(d != 1 for d in shape):
         raise GradlabError(
@@ -267,6 +269,7 @@ class Transform:
                 program, fname, transform=_also_return(fname, result))
             hit = (factory, source, filename, fname, dict(program.free), seed_name)
             self.variants[scalars] = hit
+            self.value_name = result
         return hit
 
 
@@ -278,27 +281,30 @@ def _reverse(fn: Any, wrt: Wrt, optimized: bool, mode: str, options: dict[str, A
         raise GradlabError("grad of a generated function: differentiate the original function, "
                            "or use gradlab.hvp for second derivatives")
     names, many, params = _wrt_names(fn, wrt)
+    from .extend import rules_version
     key = ("reverse", fn.__code__ if hasattr(fn, "__code__") else fn, names, many, optimized,
-           _fingerprint(fn))
+           _fingerprint(fn), rules_version())
     transform = _cache.get(key)
     if transform is None:
         transform = Transform(fn, names, optimized)
         _cache[key] = transform
     factory, source, filename, fname, free, seed_name = transform.main
-    return GradientFunction(fn, transform, source, filename, fname, free, names, many, mode,
-                            params, seed_name, options, transform.seconds)
+    df = GradientFunction(fn, transform, source, filename, fname, free, names, many, mode,
+                          params, seed_name, options, transform.seconds)
+    df.value_name = transform.value_name
+    return df
 
 
-def _also_return(fname: str, value_name: str) -> Callable[[ast.Module], None]:
+def _also_return(fname: str, value_name: str | None) -> Callable[[ast.Module], None]:
     """Make the compiled gradient return ``(value, gradients)``: the wrapper needs the value to
-    check the output is a scalar, and value_and_grad returns it."""
+    check the output is a scalar, and value_and_grad returns it (None when an edit removed it)."""
     def transform(tree: ast.Module) -> None:
         for node in tree.body:
             if isinstance(node, ast.FunctionDef) and node.name == fname:
                 last = node.body[-1]
                 assert isinstance(last, ast.Return)
-                last.value = ast.Tuple(elts=[ast.Name(value_name, ast.Load()), last.value],
-                                       ctx=ast.Load())
+                value = ast.Name(value_name, ast.Load()) if value_name else ast.Constant(None)
+                last.value = ast.Tuple(elts=[value, last.value], ctx=ast.Load())
                 ast.copy_location(last.value, last)
     return transform
 
@@ -354,7 +360,8 @@ def jvp(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True) -> JVPFu
     if isinstance(f, GeneratedFunction):
         raise GradlabError("jvp of a generated function: use gradlab.hvp for second derivatives")
     names, many, params = _wrt_names(f, wrt)
-    key = ("forward", f.__code__, names, optimized, _fingerprint(f))
+    from .extend import rules_version
+    key = ("forward", f.__code__, names, optimized, _fingerprint(f), rules_version())
     transform = _cache.get(key)
     if transform is None:
         transform = ForwardTransform(f, names, optimized,
@@ -370,7 +377,8 @@ def hvp(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True) -> HVPFu
     g = grad(f, wrt, optimized=optimized)
     reverse_fn = g.implementation("numpy")
     names = g.wrt
-    key = ("hvp", f.__code__, names, optimized, _fingerprint(f))
+    from .extend import rules_version
+    key = ("hvp", f.__code__, names, optimized, _fingerprint(f), rules_version())
     transform = _cache.get(key)
     if transform is None:
         transform = ForwardTransform(reverse_fn, names, optimized, f"{reverse_fn.__name__}_jvp")

@@ -166,10 +166,11 @@ class Emitter:
         return call(attr(self.gl, prim), [self.atom(a) for a in args], shown)
 
     # --- inline expressions ----------------------------------------------------------------------
-    def inline(self, node: gast.expr) -> gast.expr:
-        """An expression kept as written, with calls on arrays routed through ``gl``."""
+    def inline(self, node: gast.AST, force: bool = False) -> Any:
+        """An expression kept as written, with calls on arrays routed through ``gl`` (all of
+        them with ``force``: code that handles gradients, which are arrays)."""
         import copy
-        return _InlineRewriter(self).visit(copy.deepcopy(node))
+        return _InlineRewriter(self, force).visit(copy.deepcopy(node))
 
     # --- statements ------------------------------------------------------------------------------
     def forward(self, s: ir.Stmt) -> list[gast.stmt]:
@@ -213,11 +214,12 @@ def _same(a: Any, b: Any) -> bool:
 
 
 class _InlineRewriter(gast.NodeTransformer):
-    def __init__(self, emitter: Emitter) -> None:
+    def __init__(self, emitter: Emitter, force: bool = False) -> None:
         self.e = emitter
+        self.force = force
 
     def _dynamic(self, node: gast.AST) -> bool:
-        return any(isinstance(n, gast.Name) and n.id in self.e.activity.arrays
+        return self.force or any(isinstance(n, gast.Name) and n.id in self.e.activity.arrays
                    for n in gast.walk(node))
 
     def visit_Call(self, node: gast.Call) -> gast.expr:

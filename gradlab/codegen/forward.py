@@ -114,6 +114,8 @@ class Forward:
         if not targets:
             return []
         op = s.op
+        if op.kind == "copy" and isinstance(op.args[0], ir.Const):
+            return [assign(self.dot(t), const(0.0)) for t in targets]   # a number's tangent
         if not any(a in self.varied for a in ir.op_reads(op)) and op.kind != "pop":
             return [self._zeros(t) for t in targets]
         if op.kind == "copy":
@@ -166,8 +168,20 @@ class Forward:
                 continue
             if op.prim in _BROADCASTING | {"where", "clip"} and self._may_broadcast(op, s):
                 value = call(attr(self.gl, "broadcast_like"), [value, name(s.targets[0])])
-            lines.append(assign(self.dot(step.target), value))
+            lines.append(assign(self.dot(step.target), self._subscripts(value)))
         return lines
+
+    def _subscripts(self, value: gast.expr) -> gast.expr:
+        """``gl.getitem(x_dot, i)`` reads better as ``x_dot[i]`` where the index is no array."""
+        if (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
+                and value.func.attr == "getitem" and len(value.args) == 2):
+            index = value.args[1]
+            names = {n.id for n in gast.walk(index) if isinstance(n, gast.Name)}
+            if not names & self.act.arrays:
+                from .reverse import _subscript_index
+                return gast.Subscript(value=value.args[0], slice=_subscript_index(index),
+                                      ctx=gast.Load())
+        return value
 
     def _may_broadcast(self, op: ir.Op, s: Assign) -> bool:
         """A tangent computed from the varying operands only has their shape; when a constant

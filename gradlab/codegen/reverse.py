@@ -107,6 +107,10 @@ class Reverse:
         check(fn, self.act, self._error)
         self.classes = shape_classes(fn, self.scalar_params)
         self.lists = _list_names(fn)
+        for g in ir.walk(fn.body):   # `insert_grad_of(h) as dh`: the user named h's gradient
+            if isinstance(g, ir.GradOf) and g.name not in self.adjoints and (
+                    g.alias not in self.adjoints.values()):
+                self.adjoints[g.name] = g.alias
         self.always_defined = set(fn.params) | {
             t for st in fn.body if isinstance(st, Assign) for t in st.targets} | {
             t for st in ir.walk(fn.body) if isinstance(st, (ir.For, ir.While))
@@ -493,7 +497,8 @@ class Reverse:
             lines.append(comment(f"with gradlab.insert_grad_of({g.name}) as {g.alias}:",
                                  g.origin.lineno if g.origin else 0))
             for b in g.body:
-                lines.append(_rename(copy.deepcopy(b), {g.alias: d}))
+                lines.append(self.emitter.inline(_rename(copy.deepcopy(b), {g.alias: d}),
+                                                 force=True))
         return lines
 
     def _backward_if(self, s: ir.If, state: set[str], out: list[gast.stmt], plan: Plan | None
@@ -724,6 +729,18 @@ def _replace_factor(expr: gast.expr, d: str, g: gast.expr, like_class: Any,
                     setattr(parent, field, copy.deepcopy(g))
                     return True
     return False
+
+
+def _subscript_index(index: gast.expr) -> gast.expr:
+    """The inverse of :func:`emit.index_value`: ``slice(1, None)`` back to ``1:``."""
+    if isinstance(index, gast.Call) and isinstance(index.func, gast.Name) and (
+            index.func.id == "slice"):
+        parts = list(index.args) + [None] * (3 - len(index.args))
+        return gast.Slice(*[None if isinstance(p, gast.Constant) and p.value is None else p
+                            for p in parts])
+    if isinstance(index, gast.Tuple):
+        return gast.Tuple(elts=[_subscript_index(e) for e in index.elts], ctx=gast.Load())
+    return index
 
 
 def _self_contributed(plan: Plan | None, target: str) -> bool:

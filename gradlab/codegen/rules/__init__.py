@@ -382,7 +382,7 @@ import math as _m
 LINEAR: dict[str, tuple[int, ...]] = {
     **{n: (0,) for n in ("sum", "mean", "reshape", "flatten", "expand_dims", "squeeze",
                          "transpose", "swapaxes", "moveaxis", "broadcast_to", "tile", "flip",
-                         "cumsum", "unbroadcast", "broadcast_like", "untile", "negative",
+                         "cumsum", "unbroadcast", "untile", "negative",
                          "astype", "sum_to", "unstack", "split", "unconcatenate")},
     "matmul": (0, 1), "dot": (0, 1), "outer": (0, 1), "matmul_grad_x": (0, 2),
     "matmul_grad_y": (0, 1), "multiply": (0, 1),

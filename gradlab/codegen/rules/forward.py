@@ -368,7 +368,7 @@ def flip(y, x, axis=None):
 
 @tangent("getitem")
 def getitem(y, x, index):
-    y_dot = x_dot[index]
+    y_dot = gl.getitem(x_dot, index)
 
 
 @tangent("index_update")

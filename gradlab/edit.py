@@ -1,0 +1,135 @@
+"""Gradient surgery on the text: recompile an edited backward pass, and show what changed.
+
+An edit is validated before it replaces anything: it must parse, define the function with the
+same parameters, end with a ``return`` and use only names that exist; every problem is reported
+with its line in the edited text. The previous function stays usable whatever happens.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import difflib
+from typing import Any
+
+from .errors import GradlabError
+
+
+class EditError(GradlabError):
+    """An edited backward pass that cannot be compiled; ``lineno`` is in the edited text."""
+
+    def __init__(self, message: str, lineno: int | None = None, line: str = "") -> None:
+        self.lineno = lineno
+        self.line = line
+        where = f" (line {lineno}: {line.strip()})" if lineno else ""
+        super().__init__(message + where)
+
+
+def validate(source: str, like: Any) -> ast.FunctionDef:
+    """The edited text's main function, or an :class:`EditError` saying what is wrong."""
+    lines = source.splitlines()
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as e:
+        line = lines[e.lineno - 1] if e.lineno and e.lineno <= len(lines) else ""
+        raise EditError(f"syntax error: {e.msg}", e.lineno, line) from None
+    defs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+    others = [n for n in tree.body if not isinstance(n, (ast.FunctionDef, ast.Expr))]
+    if others:
+        n = others[0]
+        raise EditError("the edited code may contain only function definitions", n.lineno,
+                        lines[n.lineno - 1])
+    main = next((d for d in defs if d.name == like.name), None)
+    if main is None:
+        if len(defs) != 1:
+            raise EditError(f"the edited code must define {like.name}(...)")
+        main = defs[0]
+    expected = [a.arg for a in _original_def(like).args.args]
+    got = [a.arg for a in main.args.args]
+    if got != expected:
+        raise EditError(f"{main.name} must keep the parameters ({', '.join(expected)}); the "
+                        f"edit has ({', '.join(got)})", main.lineno, lines[main.lineno - 1])
+    if not main.body or not isinstance(main.body[-1], ast.Return) or main.body[-1].value is None:
+        raise EditError(f"{main.name} must end with `return <gradient>`", main.lineno,
+                        lines[main.lineno - 1])
+    _check_names(tree, main, like, lines)
+    return main
+
+
+def _original_def(like: Any) -> ast.FunctionDef:
+    tree = ast.parse(like.source)
+    return next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == like.name)
+
+
+def _check_names(tree: ast.Module, main: ast.FunctionDef, like: Any, lines: list[str]) -> None:
+    known = set(dir(builtins)) | set(like.fn.__globals__) | set(like._free) | {
+        d.name for d in tree.body if isinstance(d, ast.FunctionDef)}
+    for fn in (n for n in tree.body if isinstance(n, ast.FunctionDef)):
+        local = {a.arg for a in fn.args.args + fn.args.kwonlyargs}
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                local.add(node.id)
+            elif isinstance(node, (ast.For, ast.comprehension)):
+                for t in ast.walk(node.target):
+                    if isinstance(t, ast.Name):
+                        local.add(t.id)
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and (
+                    node.id not in local and node.id not in known):
+                raise EditError(f"unknown name {node.id!r}", node.lineno, lines[node.lineno - 1])
+
+
+def recompile(source: str, like: Any) -> Any:
+    """A callable from edited backward code, with ``like``'s calling convention."""
+    from .api import GradientFunction, _also_return
+    from .codegen.emit import compile_source, to_source
+    main = validate(source, like)
+    value = getattr(like, "value_name", None)
+    assigned = {n.id for n in ast.walk(main) if isinstance(n, ast.Name)
+                and isinstance(n.ctx, ast.Store)}
+    value_name = value if value in assigned else None
+    text = source if source.endswith("\n") else source + "\n"
+    factory, filename = compile_source(text, main.name, like.fn.__globals__, like._free,
+                                       f"edited:{main.name}",
+                                       transform=_also_return(main.name, value_name))
+    edited = _EditedTransform(factory, text, filename, main.name, like)
+    out = GradientFunction(like.fn, edited, edited.source, filename, main.name, like._free,
+                           like.wrt, like.many, like.mode, like.params, like.seed_name,
+                           like.options, 0.0)
+    out.value_name = value_name
+    out.edited_from = like
+    return out
+
+
+class _EditedTransform:
+    """Stands in for a transform: one compiled text, the same for every input kind."""
+
+    def __init__(self, factory: Any, text: str, filename: str, name: str, like: Any) -> None:
+        from .codegen.emit import Source
+        self.factory = factory
+        original = like._source
+        # keep the user-line mapping for lines that did not change
+        mapping = _carry_line_map(original.text, text, original.line_map)
+        self.source = Source(text, mapping, {k: "" for k in mapping})
+        self.filename = filename
+        self.name = name
+        self.free = like._free
+
+    def variant(self, scalars: frozenset[str]) -> Any:
+        return (self.factory, self.source, self.filename, self.name, self.free, None)
+
+
+def _carry_line_map(old: str, new: str, old_map: dict[int, int]) -> dict[int, int]:
+    out: dict[int, int] = {}
+    matcher = difflib.SequenceMatcher(a=old.splitlines(), b=new.splitlines(), autojunk=False)
+    for block in matcher.get_matching_blocks():
+        for k in range(block.size):
+            out[block.b + k + 1] = old_map.get(block.a + k + 1, 0)
+    return out
+
+
+def diff(df: Any, edited: Any) -> str:
+    """What an edit changed, as a unified diff of the generated and the edited code."""
+    new = edited if isinstance(edited, str) else edited.source
+    return "".join(difflib.unified_diff(df.source.splitlines(True), new.splitlines(True),
+                                        fromfile=f"{df.name} (generated)",
+                                        tofile=f"{df.name} (edited)"))
