@@ -44,6 +44,8 @@ class GeneratedFunction:
         self.seed_name = seed_name
         self.options = options
         self.transform_seconds = transform_seconds
+        self.value_name: str | None = None      # the forward value's variable, for edits
+        self.edited_from: GeneratedFunction | None = None
         self._impls: dict[Any, Callable[..., Any]] = {}
         self.__name__ = main
         self.__qualname__ = main
@@ -116,7 +118,8 @@ class GradientFunction(GeneratedFunction):
             value, grads = impl(*args, **kwargs)
             _require_scalar(value, self)
         else:
-            value, grads = impl(*args, **{**kwargs, self.seed_name: seed})  # type: ignore[dict-item]
+            with_seed: dict[str, Any] = {**kwargs, str(self.seed_name): seed}
+            value, grads = impl(*args, **with_seed)
         grads = _conform(grads, args, self, fw)
         if self.mode == "value_and_grad":
             return value, grads
@@ -194,7 +197,7 @@ def _wrt_names(fn: Any, wrt: Wrt) -> tuple[tuple[str, ...], bool, list[str]]:
     except (TypeError, ValueError):
         raise GradlabError(f"cannot read the parameters of {fn!r}") from None
     many = isinstance(wrt, (tuple, list))
-    items = list(wrt) if many else [wrt]  # type: ignore[list-item]
+    items: list[Any] = list(wrt) if isinstance(wrt, (tuple, list)) else [wrt]
     if many and not items:
         raise GradlabError("wrt=() names no parameter")
     names = []
@@ -303,8 +306,10 @@ def _also_return(fname: str, value_name: str | None) -> Callable[[ast.Module], N
             if isinstance(node, ast.FunctionDef) and node.name == fname:
                 last = node.body[-1]
                 assert isinstance(last, ast.Return)
-                value = ast.Name(value_name, ast.Load()) if value_name else ast.Constant(None)
-                last.value = ast.Tuple(elts=[value, last.value], ctx=ast.Load())
+                value: ast.expr = ast.Name(value_name, ast.Load()) if value_name else \
+                    ast.Constant(None)
+                returned: ast.expr = last.value if last.value is not None else ast.Constant(None)
+                last.value = ast.Tuple(elts=[value, returned], ctx=ast.Load())
                 ast.copy_location(last.value, last)
     return transform
 

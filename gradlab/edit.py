@@ -33,7 +33,8 @@ def validate(source: str, like: Any) -> ast.FunctionDef:
         line = lines[e.lineno - 1] if e.lineno and e.lineno <= len(lines) else ""
         raise EditError(f"syntax error: {e.msg}", e.lineno, line) from None
     defs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
-    others = [n for n in tree.body if not isinstance(n, (ast.FunctionDef, ast.Expr))]
+    others = [n for n in tree.body if not isinstance(n, ast.FunctionDef) and not (
+        isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
     if others:
         n = others[0]
         raise EditError("the edited code may contain only function definitions", n.lineno,

@@ -120,7 +120,7 @@ class Emitter:
         if op.kind == "user":
             return call(name(self.portable_name(op.callee)), [self.atom(a) for a in op.args])
         if op.kind == "pop":
-            return call(attr(op.args[0], "pop"), [])
+            return call(attr(str(op.args[0]), "pop"), [])
         return self.prim_expr(op)
 
     def prim_expr(self, op: Op) -> gast.expr:
@@ -325,7 +325,7 @@ def compile_source(text: str, main: str, user_globals: dict[str, Any],
                                                        for d in defs]))],
         decorator_list=[], returns=None)
     if "type_params" in ast.FunctionDef._fields:
-        factory.type_params = []
+        setattr(factory, "type_params", [])
     factory.lineno = 1
     module = ast.Module(body=[factory], type_ignores=[])
     ast.fix_missing_locations(module)

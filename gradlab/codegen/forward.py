@@ -129,12 +129,13 @@ class Forward:
                 gast.Tuple(elts=values, ctx=gast.Load())
             return [assign(self.dot(s.targets[0]), literal)]
         if op.kind == "pop":
-            return [assign(self.dot(s.targets[0]), call(attr(self.dot(op.args[0]), "pop"), []))]
+            return [assign(self.dot(s.targets[0]), call(attr(self.dot(str(op.args[0])), "pop"),
+                                                        []))]
         if op.kind == "user":
             active = tuple(i for i, a in enumerate(op.args) if isinstance(a, str)
                            and a in self.varied)
             jvp = self.program.jvp(op.callee, active)
-            args = [self.emitter.atom(a) for a in op.args] + [name(self.dot(op.args[i]))
+            args = [self.emitter.atom(a) for a in op.args] + [name(self.dot(str(op.args[i])))
                                                               for i in active]
             # the forward line already computed the value; the jvp recomputes it alongside
             return [assign(["_", self.dot(s.targets[0])], call(name(jvp), args))]
@@ -143,7 +144,7 @@ class Forward:
         if op.prim == "list_getitem":
             xs, index = op.args
             return [assign(self.dot(s.targets[0]), gast.Subscript(
-                value=name(self.dot(xs)), slice=self.emitter.atom(index), ctx=gast.Load()))]
+                value=name(self.dot(str(xs))), slice=self.emitter.atom(index), ctx=gast.Load()))]
         rule = TANGENTS.get(op.prim)
         if rule is None:
             if op.prim in NONDIFFERENTIABLE:

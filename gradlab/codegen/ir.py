@@ -182,7 +182,7 @@ def op_reads(op: Op) -> set[str]:
 def stmt_reads(s: Stmt) -> set[str]:
     """Names a statement reads itself (not counting nested blocks)."""
     if isinstance(s, Assign):
-        return op_reads(s.op) | ({s.op.args[0]} if s.op.kind == "pop" else set())
+        return op_reads(s.op) | (atom_names(s.op.args[0]) if s.op.kind == "pop" else set())
     if isinstance(s, Effect):
         names = atom_names(s.value) | ({s.target} if s.target else set())
         if s.node is not None:

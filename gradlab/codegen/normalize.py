@@ -274,7 +274,7 @@ class Normalizer:
 
     def _for(self, node: gast.For) -> None:
         target, it = node.target, node.iter
-        pre: list[ir.Stmt] = []
+        pre: list[tuple[str, ir.Atom]] = []
         parts = dotted(it.func) if isinstance(it, gast.Call) else None
         call = it if isinstance(it, gast.Call) else None
         resolved = self.resolver.call(call) if call is not None and parts else None
@@ -291,7 +291,7 @@ class Normalizer:
             index = target.elts[0].id
             seq = self.atom(call.args[0])
             range_args = [_len_of(seq)]
-            pre = [(target.elts[1].id, seq)]  # type: ignore[list-item]
+            pre = [(target.elts[1].id, seq)]  # type: ignore[attr-defined]
         elif call is not None and label == "zip" and isinstance(target, gast.Tuple) \
                 and all(isinstance(e, gast.Name) for e in target.elts):
             seqs = [self.atom(a) for a in call.args]
@@ -299,22 +299,21 @@ class Normalizer:
             lengths = [_len_of(s) for s in seqs]
             range_args = [lengths[0] if len(lengths) == 1 else gast.Call(
                 func=gast.Name("min", gast.Load(), None, None), args=lengths, keywords=[])]
-            pre = [(e.id, s) for e, s in zip(target.elts, seqs)]  # type: ignore[misc]
+            pre = [(e.id, s) for e, s in zip(target.elts, seqs)]  # type: ignore[attr-defined]
         elif isinstance(target, gast.Name) and not (call is not None and label in (
                 "reversed", "zip", "enumerate", "iter", "map", "filter")):
             seq = self.atom(it)
             index = self.names.fresh(f"{target.id}_index" if len(target.id) > 1 else "i")
             range_args = [_len_of(seq)]
-            pre = [(target.id, seq)]  # type: ignore[list-item]
+            pre = [(target.id, seq)]
         else:
             raise self.parsed.error("gradlab loops over range(...), over an array's rows, "
                                     "enumerate(...) or zip(...)", node, "for loop")
         self.loop_depth += 1
         saved = self.out
         self.out = []
-        for name, seq in pre:  # type: ignore[misc]
-            prim = "getitem"
-            self.emit(Assign(self.origin, [name], Op("prim", prim, [seq, gast.Name(
+        for row_name, seq in pre:
+            self.emit(Assign(self.origin, [row_name], Op("prim", "getitem", [seq, gast.Name(
                 index, gast.Load(), None, None)], style="subscript")))
         for s in node.body:
             self.stmt(s)
@@ -417,7 +416,8 @@ class Normalizer:
             atoms = [self.atom(e) for e in node.elts]
             kind = "list" if isinstance(node, gast.List) else "tuple"
             if all(isinstance(a, Const) for a in atoms) and kind == "tuple":
-                return Op("copy", args=[Const(tuple(a.value for a in atoms))]), "const"
+                values = tuple(a.value for a in atoms if isinstance(a, Const))
+                return Op("copy", args=[Const(values)]), "const"
             return Op(kind, args=atoms), "_".join(_hint(a) for a in atoms)[:20] or "items"
         raise self.parsed.error(f"{type(node).__name__} expressions are not supported",
                                 node, type(node).__name__)

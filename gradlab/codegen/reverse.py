@@ -228,7 +228,8 @@ class Reverse:
             if len(s.targets) > 1:
                 return [("parallel", list(zip(s.targets, op.args)))]
             d = self.adj(s.targets[0])
-            return [Contribution(a, gast.Subscript(value=name(d), slice=const(k), ctx=gast.Load()))
+            return [Contribution(str(a), gast.Subscript(value=name(d), slice=const(k),
+                                                        ctx=gast.Load()))
                     for k, a in enumerate(op.args) if self._is_active_atom(a)]
         if op.kind == "user":
             return self._user_items(s)

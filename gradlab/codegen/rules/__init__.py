@@ -388,7 +388,7 @@ LINEAR: dict[str, tuple[int, ...]] = {
     "matmul_grad_y": (0, 1), "multiply": (0, 1),
 }
 
-_MATH = {"log": _m.log, "exp": _m.exp, "sqrt": _m.sqrt, "sin": _m.sin, "cos": _m.cos,
+_MATH: dict[str, Callable[[Any], Any]] = {"log": _m.log, "exp": _m.exp, "sqrt": _m.sqrt, "sin": _m.sin, "cos": _m.cos,
          "tan": _m.tan, "tanh": _m.tanh, "log1p": _m.log1p, "expm1": _m.expm1,
          "log2": _m.log2, "log10": _m.log10, "sinh": _m.sinh, "cosh": _m.cosh, "abs": abs}
 
@@ -444,8 +444,9 @@ class _Folder(gast.NodeTransformer):
                 return _const(0.0)
         if (isinstance(node.func, gast.Attribute) and node.func.attr in _MATH
                 and len(node.args) == 1 and not node.keywords and _num(node.args[0]) is not None):
+            fold = _MATH[node.func.attr]
             try:
-                value = _MATH[node.func.attr](_num(node.args[0]))
+                value = fold(_num(node.args[0]))
             except (ValueError, OverflowError):
                 return node
             return _const(value) if value >= 0 else gast.UnaryOp(gast.USub(), _const(-value))

@@ -1,0 +1,24 @@
+"""The command line prints generated code for FILE.py:FUNCTION."""
+import subprocess
+import sys
+from pathlib import Path
+
+
+def test_cli_prints_backward_code(tmp_path: Path):
+    source = tmp_path / "model.py"
+    source.write_text("import numpy as np\n\ndef loss(W, x):\n    return np.sum(np.tanh(x @ W))\n")
+    out = subprocess.run([sys.executable, "-m", "gradlab.cli", "grad", f"{source}:loss",
+                          "--wrt", "W,x", "--color", "never"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("def dloss_dW_dx(W, x, dloss=1.0):")
+    assert "return (dW, dx)" in out.stdout
+
+
+def test_cli_reports_errors(tmp_path: Path):
+    source = tmp_path / "bad.py"
+    source.write_text("def f(x):\n    try:\n        return x\n    except Exception:\n"
+                      "        return x\n")
+    out = subprocess.run([sys.executable, "-m", "gradlab.cli", "grad", f"{source}:f"],
+                         capture_output=True, text=True)
+    assert out.returncode == 2
+    assert "try/except" in out.stderr and "line 2" in out.stderr

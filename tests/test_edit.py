@@ -1,0 +1,56 @@
+"""Recompiling an edited backward pass: the happy path, every error, and diff."""
+import numpy as np
+import pytest
+
+import gradlab
+
+
+def loss(W, x):
+    h = np.tanh(x @ W)
+    return np.mean(h ** 2)
+
+
+W = np.array([[0.5, 0.1], [0.2, -0.3], [0.1, 0.4]])
+X = np.array([[1.0, 2.0, -1.0]])
+
+
+def edited_source(df):
+    return df.source.replace("dxW = (1.0 - h * h) * dh", "dxW = (1.0 - h * h) * dh * 0.5")
+
+
+def test_recompile_happy_path_and_diff():
+    df = gradlab.grad(loss)
+    edited = gradlab.recompile(edited_source(df), like=df)
+    np.testing.assert_allclose(edited(W, X), 0.5 * df(W, X))
+    assert edited.source == edited_source(df)
+    d = gradlab.diff(df, edited)
+    assert "-    dxW = (1.0 - h * h) * dh\n" in d
+    assert "+    dxW = (1.0 - h * h) * dh * 0.5\n" in d
+
+
+@pytest.mark.parametrize("change, message, marker", [
+    (lambda s: s.replace("dxW = (1.0", "dxW = (1.0 (", 1), "syntax error", "dxW = (1.0 ("),
+    (lambda s: s.replace("return dW", "return dWW"), "unknown name 'dWW'", "return dWW"),
+    (lambda s: s.replace("(W, x, dloss=1.0)", "(W, dloss=1.0)"), "must keep the parameters",
+     "def dloss_dW"),
+    (lambda s: s.replace("    return dW\n", ""), "must end with `return", "def dloss_dW"),
+    (lambda s: s + "print('hello')\n", "only function definitions", "print('hello')"),
+    (lambda s: s.replace("gl.tanh(xW)", "gl.tanh(xW_typo)"), "unknown name 'xW_typo'",
+     "xW_typo"),
+])
+def test_recompile_errors_name_the_line(change, message, marker):
+    df = gradlab.grad(loss)
+    source = change(df.source)
+    with pytest.raises(gradlab.EditError) as info:
+        gradlab.recompile(source, like=df)
+    assert message in str(info.value)
+    expected = next(i for i, text in enumerate(source.splitlines(), 1) if marker in text)
+    assert info.value.lineno == expected
+    np.testing.assert_allclose(df(W, X), gradlab.grad(loss)(W, X))  # the original still works
+
+
+def test_edit_that_drops_the_value_still_runs():
+    df = gradlab.grad(loss)
+    source = df.source.replace("    loss = gl.mean(h_pow2)\n", "")
+    edited = gradlab.recompile(source, like=df)
+    np.testing.assert_allclose(edited(W, X), df(W, X))
