@@ -12,6 +12,12 @@ from .api import grad, hvp, insert_grad_of, jvp, stop_gradient, value_and_grad
 from .edit import EditError, diff, recompile
 from .extend import adjoint, nondifferentiable, tangent_rule
 from .trace import trace
+
+
+def show(df, *args, backend="numpy", device="cpu", check=False):  # type: ignore[no-untyped-def]
+    """The ``%%grad`` panel for a generated function, from plain Python code."""
+    from .kernel_ext.panel import show as _show
+    return _show(df, *args, backend=backend, device=device, check=check)
 from .errors import BackendError, GradlabError, GradlabSyntaxError, NoRuleError
 from .tensor.dtypes import (bfloat16, bool_, complex64, complex128, float16, float32, float64,
                             int8, int16, int32, int64, uint8)
@@ -19,7 +25,7 @@ from .tensor.dtypes import (bfloat16, bool_, complex64, complex128, float16, flo
 __version__ = "0.1.0"
 
 __all__ = [
-    "EditError", "adjoint", "diff", "nondifferentiable", "recompile", "tangent_rule", "trace",
+    "EditError", "adjoint", "diff", "show", "nondifferentiable", "recompile", "tangent_rule", "trace",
     "BackendError", "GradlabError", "GradlabSyntaxError", "NoRuleError", "bfloat16", "bool_",
     "complex64", "complex128", "float16", "float32", "float64", "grad", "hvp", "insert_grad_of", "jvp",
     "int8", "int16", "int32", "int64", "stop_gradient", "uint8", "value_and_grad",

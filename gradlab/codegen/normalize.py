@@ -439,6 +439,10 @@ class Normalizer:
             return Op("pop", args=[receiver.id]), f"{receiver.id}_item"
         if res.kind == "static":
             return Op("static", node=node, source=res.label), res.label.split(".")[-1]
+        root = res.label.split(".")[0]
+        if res.callee is None and root.isidentifier() and root not in self.locals and not (
+                self.parsed.scope.lookup(root)[0]):
+            raise self.parsed.error(f"name {root!r} is not defined", node, "unknown name")
         return (Op("static", node=node, source=res.label, callee=res.callee, kwargs={
             "__unknown__": Const(True)}), res.label.split(".")[-1])
 

@@ -1,0 +1,187 @@
+"""``%%grad``: differentiate the function a cell defines and show its backward pass."""
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+
+from ..errors import GradlabError, GradlabSyntaxError
+from ..tensor.detect import FRAMEWORKS
+
+
+@magics_class
+class GradMagics(Magics):
+    @magic_arguments()
+    @argument("--wrt", default=None,
+              help="parameters to differentiate with respect to, by name or index, comma "
+                   "separated (default: the first)")
+    @argument("--mode", choices=("reverse", "forward"), default="reverse",
+              help="reverse mode (gradient) or forward mode (jvp)")
+    @argument("--backend", default="numpy",
+              help="where --run runs: numpy, torch, tensorflow, jax or all")
+    @argument("--device", default="cpu", help="cpu, cuda or gpu")
+    @argument("--no-optimize", action="store_true",
+              help="show every generated statement (no dead-code or copy removal)")
+    @argument("--check", action="store_true",
+              help="compare with finite differences and the framework's own autodiff")
+    @argument("--run", default=None, metavar="ARGS",
+              help="inputs to run on: a Python expression in the notebook's namespace (in "
+                   "forward mode, the tangent comes last)")
+    @argument("--name", default=None,
+              help="the name the gradient function gets in the namespace (default d<func>)")
+    @argument("--func", default=None,
+              help="which function of the cell to differentiate, when it defines several")
+    @cell_magic
+    def grad(self, line: str, cell: str) -> Any:
+        """Differentiate the function defined in this cell and show its generated code.
+
+        The cell runs as usual, so the function exists as written; the generated function is
+        put in the namespace too (as ``d<func>``, or ``--name``). With ``--run``, it runs on
+        the given inputs and shows where it ran and how long it took.
+        """
+        try:
+            args = parse_argstring(self.grad, line)
+        except UsageError:
+            raise
+        except Exception as e:  # argparse exits on errors; turn them into a message
+            raise UsageError(f"%%grad: {e}") from None
+        _validate(args)
+        ns = self.shell.user_ns
+        source = self.shell.transform_cell(cell)
+        func_name = _function_name(source, args.func)
+        saved = _snapshot(ns, source)
+        try:
+            filename = self.shell.compile.cache(source, self.shell.execution_count, cell)
+            exec(compile(source, filename, "exec"), ns)
+            fn = ns.get(func_name)
+            df = _transform(fn, args)
+            inputs = _inputs(self.shell, args.run) if args.run is not None else None
+        except UsageError:
+            _restore(ns, saved)
+            raise
+        except GradlabSyntaxError as e:
+            _restore(ns, saved)
+            raise UsageError(_cell_error(e, filename)) from None
+        except GradlabError as e:
+            _restore(ns, saved)
+            raise UsageError(f"%%grad: {e}") from None
+        if inputs is not None and args.backend != "all":
+            try:
+                from ..session import _device_for
+                _device_for(args.backend, args.device)
+            except GradlabError as e:
+                _restore(ns, saved)
+                raise UsageError(f"%%grad: {e}") from None
+        gradient_name = args.name or f"d{func_name}"
+        if not gradient_name.isidentifier():
+            _restore(ns, saved)
+            raise UsageError(f"%%grad: --name {gradient_name!r} is not a Python name")
+        ns[gradient_name] = df
+        from ..session import GradSession
+        from .panel import GradPanel
+        session = GradSession(df, inputs)
+        panel = GradPanel(session, backend=args.backend, device=args.device, check=args.check)
+        if inputs is not None:
+            panel.run()
+        return panel
+
+
+def _validate(args: Any) -> None:
+    backend = args.backend
+    if backend != "all" and backend not in FRAMEWORKS:
+        raise UsageError(f"%%grad: unknown --backend {backend!r}; choose one of "
+                         f"{', '.join(FRAMEWORKS)} or all")
+    if args.device not in ("cpu", "cuda", "gpu") and not args.device.startswith(
+            ("cuda:", "gpu:")):
+        raise UsageError(f"%%grad: unknown --device {args.device!r}; choose cpu, cuda or gpu")
+    if args.device != "cpu" and args.run is None:
+        pass  # the device matters only for runs; checked when running
+    if args.name is not None and not args.name.isidentifier():
+        raise UsageError(f"%%grad: --name {args.name!r} is not a Python name")
+
+
+def _function_name(source: str, wanted: str | None) -> str:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as e:
+        raise UsageError(f"%%grad: the cell has a syntax error on line {e.lineno}: {e.msg}\n"
+                         f"    {(e.text or '').rstrip()}") from None
+    defs = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)]
+    if wanted is not None:
+        if wanted not in defs:
+            raise UsageError(f"%%grad: the cell defines no function {wanted!r} "
+                             f"(it defines {', '.join(defs) or 'none'})")
+        return wanted
+    if not defs:
+        raise UsageError("%%grad: the cell defines no function; write `def f(...):` in it")
+    if len(defs) > 1:
+        raise UsageError(f"%%grad: the cell defines {', '.join(defs)}; choose the one to "
+                         f"differentiate with --func NAME (and its gradient's name with --name)")
+    return defs[0]
+
+
+def _transform(fn: Any, args: Any) -> Any:
+    import gradlab
+    wrt: Any = 0
+    if args.wrt:
+        items = [int(w) if w.strip().lstrip("-").isdigit() else w.strip()
+                 for w in args.wrt.split(",") if w.strip()]
+        wrt = tuple(items) if len(items) > 1 else items[0]
+    make = gradlab.grad if args.mode == "reverse" else gradlab.jvp
+    return make(fn, wrt, optimized=not args.no_optimize)
+
+
+def _inputs(shell: Any, expression: str) -> tuple[Any, ...]:
+    expression = expression.strip()
+    if len(expression) >= 2 and expression[0] == expression[-1] and expression[0] in "'\"":
+        expression = expression[1:-1]   # --run "W, x" keeps its quotes through argparse
+    try:
+        value = eval(expression, shell.user_ns)
+    except Exception as e:
+        raise UsageError(f"%%grad: --run {expression!r} failed: {type(e).__name__}: {e}") \
+            from None
+    return value if isinstance(value, tuple) else (value,)
+
+
+def _snapshot(ns: dict[str, Any], source: str) -> dict[str, Any]:
+    """What the cell is about to (re)define, so a failure can put it back."""
+    missing = object()
+    names: set[str] = set()
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)):
+            names.add(node.name)
+        for sub in ast.walk(node) if isinstance(node, (ast.Assign, ast.AugAssign,
+                                                       ast.AnnAssign, ast.Import,
+                                                       ast.ImportFrom, ast.For)) else ():
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+                names.add(sub.id)
+            if isinstance(sub, ast.alias):
+                names.add((sub.asname or sub.name).split(".")[0])
+    return {n: ns.get(n, missing) for n in names} | {"__missing__": missing}
+
+
+def _restore(ns: dict[str, Any], saved: dict[str, Any]) -> None:
+    missing = saved.get("__missing__")
+    for name, value in saved.items():
+        if name == "__missing__":
+            continue
+        if value is missing:
+            ns.pop(name, None)
+        else:
+            ns[name] = value
+
+
+def _cell_error(e: GradlabSyntaxError, filename: str) -> str:
+    where = f"line {e.lineno}" if e.lineno else "the cell"
+    if e.filename == filename and e.lineno:
+        # IPython cell files count lines from 1 within the cell
+        where = f"cell line {e.lineno}"
+    message = str(e).split("\n  at ")[0]
+    return f"%%grad: {message}\n  at {where}: {e.line}"

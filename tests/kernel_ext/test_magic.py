@@ -1,0 +1,132 @@
+"""%%grad on an InteractiveShell: the happy path and every bad input — each gives one clear
+message, the kernel goes on, and the namespace is as it was."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+
+LOSS = "def loss(W, x):\n    h = np.tanh(x @ W)\n    return np.mean(h ** 2)\n"
+
+
+@pytest.fixture()
+def shell():
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "gradlab")
+    ip.run_cell("import numpy as np\nW = np.ones((3, 2)) * 0.1\nx = np.ones((4, 3))")
+    yield ip
+    ip.run_line_magic("unload_ext", "gradlab")
+    for name in ("loss", "dloss", "f", "g", "df", "grad_of_loss", "inputs"):
+        ip.user_ns.pop(name, None)
+
+
+def test_load_twice_and_unload(shell):
+    shell.run_line_magic("load_ext", "gradlab")   # harmless
+    assert "grad" in shell.magics_manager.magics["cell"]
+    shell.run_line_magic("unload_ext", "gradlab")
+    assert "grad" not in shell.magics_manager.magics["cell"]
+    shell.run_line_magic("load_ext", "gradlab")
+    assert "grad" in shell.magics_manager.magics["cell"]
+
+
+def test_help_is_documented(shell):
+    doc = shell.magics_manager.magics["cell"]["grad"].__doc__
+    for option in ("--wrt", "--mode", "--backend", "--device", "--no-optimize", "--check",
+                   "--run", "--name"):
+        assert option in doc
+
+
+def test_cell_runs_and_gradient_lands_in_namespace(shell):
+    panel = shell.run_cell_magic("grad", "", LOSS)
+    assert callable(shell.user_ns["loss"]) and shell.user_ns["loss"].__name__ == "loss"
+    dloss = shell.user_ns["dloss"]
+    assert panel.session.source == dloss.source
+    np.testing.assert_allclose(dloss(shell.user_ns["W"], shell.user_ns["x"]),
+                               _reference(shell.user_ns["W"], shell.user_ns["x"]))
+
+
+def _reference(W, x):
+    h = np.tanh(x @ W)
+    return x.T @ ((1 - h * h) * 2 * h / h.size)
+
+
+def test_options(shell):
+    panel = shell.run_cell_magic("grad", '--wrt W,x --name grad_of_loss --no-optimize --run "W, x" --check', LOSS)
+    g = shell.user_ns["grad_of_loss"]
+    assert g.wrt == ("W", "x")
+    assert len(panel.results) == 1 and not panel.results[0].error
+    assert "numpy · cpu" in panel.result_line and "median of" in panel.result_line
+    assert panel.results[0].check.ok
+    forward = shell.run_cell_magic("grad", '--mode forward --name df --run "W, x, W"', LOSS)
+    assert forward.session.source.startswith("def loss_jvp_W(")
+    assert not forward.results[0].error
+
+
+def test_backend_all(shell):
+    panel = shell.run_cell_magic("grad", '--backend all --run "W, x"', LOSS)
+    frameworks = [r.framework for r in panel.results]
+    assert frameworks[0] == "numpy" and len(frameworks) >= 2
+    assert all(not r.error for r in panel.results), panel.result_line
+
+
+def test_text_rendering_for_terminals(shell):
+    panel = shell.run_cell_magic("grad", '--run "W, x"', LOSS)
+    text = panel.text(color="never")
+    assert text.startswith("def dloss_dW(W, x, dloss=1.0):")
+    assert "gradient shape (3, 2)" in text and "numpy · cpu" in text
+    bundle = panel._repr_mimebundle_()
+    assert "text/plain" in bundle
+
+
+BAD_CELLS = [
+    ("", "x = 1\n", "defines no function"),
+    ("", "def f(x):\n    return x +\n", "syntax error on line 2"),
+    ("", "def f(x):\n    try:\n        return x\n    except Exception:\n        return x\n",
+     "try/except"),
+    ("", "f = lambda x: x\n", "defines no function"),
+    ("", "def f(x):\n    return x\ndef g(x):\n    return x\n", "choose the one to differentiate"),
+    ("--func h", LOSS, "defines no function 'h'"),
+    ("--wrt z", LOSS, "not a parameter"),
+    ("--wrt 7", LOSS, "has 2 parameters"),
+    ("--backend pandas", LOSS, "unknown --backend 'pandas'"),
+    ("--device tpu", LOSS, "unknown --device 'tpu'"),
+    ('--device cuda --run "W, x"', LOSS, "no GPU is available"),
+    ("--name 1bad", LOSS, "not a Python name"),
+    ("--mode sideways", LOSS, "sideways"),
+    ("--frobnicate", LOSS, "unrecognized arguments"),
+    ('--run "undefined_name"', LOSS, "--run 'undefined_name' failed: NameError"),
+    ('--run "1 / 0"', LOSS, "ZeroDivisionError"),
+    ("", "def f(x):\n    y = x * 2\n", "returns nothing"),
+    ("", "def f(x):\n    return np.sum(missing_helper(x))\n", "name 'missing_helper' is not defined"),
+    ("", "def f(x):\n    global counter\n    return x\n", "global"),
+    ("", "def f(x):\n    return np.sum(np.sinc(x))\n", "no derivative rule for np.sinc"),
+    ("", "def f(x):\n    return sum(v for v in x)\n", "generator expression"),
+    ("", "def f(x):\n    y = x * 2\n    y.sort()\n    return np.sum(y)\n", "in-place update"),
+]
+
+
+@pytest.mark.parametrize("line, cell, message", BAD_CELLS,
+                         ids=[f"{i}-{m[:24]}" for i, (_, _, m) in enumerate(BAD_CELLS)])
+def test_bad_input_gives_one_clear_message(shell, line, cell, message):
+    shell.user_ns["f"] = sentinel = object()
+    shell.user_ns["loss"] = sentinel_loss = object()
+    before = dict(shell.user_ns)
+    with pytest.raises(UsageError) as info:
+        shell.run_cell_magic("grad", line, cell)
+    assert message in str(info.value)
+    assert shell.user_ns["f"] is sentinel and shell.user_ns["loss"] is sentinel_loss
+    assert "dloss" not in shell.user_ns and "df" not in shell.user_ns
+    changed = {k for k in shell.user_ns if k in before and shell.user_ns[k] is not before[k]
+               and not k.startswith("_")}
+    assert not changed, changed
+    result = shell.run_cell("1 + 1")   # the kernel goes on
+    assert result.result == 2
+
+
+def test_failing_inputs_are_reported_in_the_panel(shell):
+    shell.run_cell("bad_W = np.ones((5, 5))")
+    panel = shell.run_cell_magic("grad", '--run "bad_W, x"', LOSS)
+    assert panel.results[0].error
+    assert "matmul" in panel.results[0].error or "shape" in panel.results[0].error
+    assert "error:" in panel.result_line
