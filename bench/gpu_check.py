@@ -5,7 +5,8 @@ It runs a ``%%grad`` cell headless with ``--backend torch --device cuda`` and wi
 generated gradient against ``torch.autograd`` and ``jax.jit(jax.grad)`` on W2 (784-256-10 MLP,
 batch 64) and W4 (logsumexp over 1000x1000). Without a GPU it says so and exits 0.
 
-    python bench/gpu_check.py
+    python bench/gpu_check.py          # on the GPU machine
+    python bench/gpu_check.py --cpu    # the same steps on the CPU: keeps the script honest in CI
 """
 from __future__ import annotations
 
@@ -39,8 +40,9 @@ def median_ms(fn, *args, sync, repeats: int = 30) -> tuple[float, float]:
     return statistics.median(times), first
 
 
-def main() -> int:
-    if not has_cuda():
+def main(argv: list[str]) -> int:
+    on_cpu = "--cpu" in argv
+    if not on_cpu and not has_cuda():
         print("gpu_check: no CUDA GPU on this machine (torch.cuda.is_available() is False); "
               "nothing to check")
         return 0
@@ -52,8 +54,8 @@ def main() -> int:
     from gradlab import examples
 
     failures = []
-    name = torch.cuda.get_device_name(0)
-    print(f"GPU: {name}")
+    name = "cpu" if on_cpu else torch.cuda.get_device_name(0)
+    print(f"device: {name}")
 
     # --- the magic, headless, on torch/cuda and jax/gpu ------------------------------------------
     shell = InteractiveShell.instance()
@@ -68,7 +70,8 @@ def main() -> int:
             "    log_probs = logits - m - np.log(np.sum(np.exp(logits - m), axis=1, "
             "keepdims=True))\n"
             "    return -np.mean(np.sum(Y * log_probs, axis=1))\n")
-    for backend, device in (("torch", "cuda"), ("jax", "gpu")):
+    for backend, device in (("torch", "cpu" if on_cpu else "cuda"),
+                            ("jax", "cpu" if on_cpu else "gpu")):
         try:
             panel = shell.run_cell_magic(
                 "grad", f'--backend {backend} --device {device} --run "args"', cell)
@@ -85,8 +88,8 @@ def main() -> int:
         m = np.max(x)
         return np.log(np.sum(np.exp(x - m))) + m
 
-    cuda = torch.device("cuda")
-    sync_t = lambda out: torch.cuda.synchronize()  # noqa: E731
+    cuda = torch.device("cpu" if on_cpu else "cuda")
+    sync_t = (lambda out: None) if on_cpu else (lambda out: torch.cuda.synchronize())  # noqa
     w2_args = [torch.as_tensor(a, device=cuda) for a in examples.make_mlp_inputs(
         dtype=np.float32)]
     x4 = torch.randn(1000, 1000, device=cuda)
@@ -116,7 +119,7 @@ def main() -> int:
     try:
         import jax
         import jax.numpy as jnp
-        gpu = jax.devices("gpu")[0]
+        gpu = jax.devices("cpu" if on_cpu else "gpu")[0]
         sync_j = lambda out: jax.block_until_ready(out)  # noqa: E731
         j2 = [jax.device_put(jnp.asarray(a), gpu) for a in examples.make_mlp_inputs(
             dtype=np.float32)]
@@ -147,9 +150,9 @@ def main() -> int:
     if failures:
         print("\nFAILED:\n  " + "\n  ".join(failures))
         return 1
-    print("\nPASS: the device line names the GPU on torch and jax")
+    print(f"\nPASS: the device line names {name} on torch and jax")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
