@@ -11,6 +11,10 @@ from __future__ import annotations
 from .api import grad, hvp, insert_grad_of, jvp, stop_gradient, value_and_grad
 from .edit import EditError, diff, recompile
 from .extend import adjoint, nondifferentiable, tangent_rule
+from .exercise import exercise
+from .graph import graph
+from .health import gradient_norms, plot_gradient_norms
+from .step import step
 from .trace import trace
 
 
@@ -25,7 +29,8 @@ from .tensor.dtypes import (bfloat16, bool_, complex64, complex128, float16, flo
 __version__ = "0.1.0"
 
 __all__ = [
-    "EditError", "adjoint", "diff", "show", "nondifferentiable", "recompile", "tangent_rule", "trace",
+    "EditError", "adjoint", "diff", "exercise", "gradient_norms", "graph",
+    "plot_gradient_norms", "show", "step", "nondifferentiable", "recompile", "tangent_rule", "trace",
     "BackendError", "GradlabError", "GradlabSyntaxError", "NoRuleError", "bfloat16", "bool_",
     "complex64", "complex128", "float16", "float32", "float64", "grad", "hvp", "insert_grad_of", "jvp",
     "int8", "int16", "int32", "int64", "stop_gradient", "uint8", "value_and_grad",

@@ -1,0 +1,178 @@
+"""Backprop exercises: the student writes the backward pass, gradlab checks it.
+
+The student gets the forward pass as generated code plus, in reverse order, the comments that
+quote each forward line — the backward pass's outline without its code. *Check* runs the
+student's version and the generated one on random inputs shaped like the examples and names
+the first gradient that differs, on which of the student's lines, by how much, without showing
+the answer; :meth:`Exercise.solution` shows it when asked.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .checking import to_float64_numpy
+from .edit import EditError, recompile
+from .errors import GradlabError
+from .trace import trace
+
+BACKWARD = "# ── backward ──"
+
+
+@dataclass
+class Verdict:
+    ok: bool
+    message: str
+    name: str = ""          # the first gradient that differs
+    line: int | None = None  # the student's line that computed it
+    difference: float = 0.0
+
+
+class Exercise:
+    def __init__(self, df: Any, *examples: Any, seed: int = 0, backend: str = "numpy") -> None:
+        if not examples:
+            raise GradlabError("an exercise needs example inputs (their shapes are used to "
+                               "draw random inputs for checking)")
+        self.df = df
+        self.examples = examples
+        self.seed = seed
+        self.backend = backend
+        self.revealed = False
+        self.starter = starter_code(df.source, df.name)
+
+    def solution(self) -> str:
+        self.revealed = True
+        return self.df.source  # type: ignore[no-any-return]
+
+    def inputs(self, trial: int) -> tuple[Any, ...]:
+        rng = np.random.default_rng(self.seed + trial)
+        out = []
+        for example in self.examples:
+            if isinstance(example, (int, bool)) or example is None:
+                out.append(example)
+            elif isinstance(example, float):
+                out.append(float(rng.normal()))
+            else:
+                arr = np.asarray(to_float64_numpy(example))
+                noisy = rng.normal(size=arr.shape) * 0.5 + (arr if trial == 0 else 0.0)
+                out.append(noisy.astype(arr.dtype) if arr.dtype.kind == "f" else arr)
+        if self.backend != "numpy":
+            from .tensor import convert
+            out = [convert(a, self.backend) if hasattr(a, "shape") else a for a in out]
+        return tuple(out)
+
+    def check(self, student_source: str, trials: int = 3) -> Verdict:
+        try:
+            student = recompile(student_source, like=self.df)
+        except EditError as e:
+            return Verdict(False, f"your code does not compile: {e}", line=e.lineno)
+        lines = student_source.splitlines()
+        for trial in range(trials):
+            args = self.inputs(trial)
+            try:
+                reference = trace(self.df, keep_values=True)(*args)
+            except Exception as e:  # the inputs do not suit the function: say so
+                return Verdict(False, f"gradlab could not run the reference on random inputs: "
+                                      f"{type(e).__name__}: {e}")
+            try:
+                theirs = trace(student, keep_values=True)(*args)
+            except Exception as e:
+                return Verdict(False, f"your backward pass raised {type(e).__name__}: {e}",
+                               line=_error_line(e))
+            verdict = compare(reference, theirs, lines, self.df)
+            if not verdict.ok:
+                return verdict
+        return Verdict(True, f"correct: your backward pass matches on {trials} random inputs")
+
+
+def starter_code(source: str, name: str) -> str:
+    """The generated function with its backward code removed, the comments kept as an outline."""
+    head, sep, tail = source.partition(BACKWARD)
+    if not sep:
+        return source
+    main, _, helpers = tail.partition("\ndef ")
+    outline = []
+    returned = ""
+    for line in main.splitlines()[1:]:
+        stripped = line.strip()
+        if stripped.startswith("#"):
+            outline.append(line)
+        elif stripped.startswith("return "):
+            returned = line
+    body = "\n".join(outline)
+    hint = "    # your code: one block per comment, each gradient named d<variable>"
+    text = f"{head}{BACKWARD}\n{hint}\n{body}\n{returned}\n"
+    if helpers:
+        text += "\n\ndef " + helpers
+    return text
+
+
+def _final_adjoints(report: Any) -> tuple[dict[str, Any], dict[str, int], list[str]]:
+    values: dict[str, Any] = {}
+    lines: dict[str, int] = {}
+    order: list[str] = []
+    for step in report.backward():
+        for v in step.values:
+            if v.name not in values:
+                order.append(v.name)
+            values[v.name] = v
+            lines[v.name] = step.line
+    return values, lines, order
+
+
+def compare(reference: Any, theirs: Any, student_lines: list[str], df: Any) -> Verdict:
+    """The first gradient (in the order the backward pass computes them) that differs."""
+    ref_values, _, order = _final_adjoints(reference)
+    their_values, their_lines, _ = _final_adjoints(theirs)
+    returned = _returned_names(reference.source, df.name)
+    for name in order:
+        mine = their_values.get(name)
+        if mine is None:
+            if name in returned:
+                return Verdict(False, f"your code never computes {name}", name=name)
+            continue
+        expected = ref_values[name]
+        a = np.asarray(to_float64_numpy(expected.raw), dtype=np.float64)
+        b = np.asarray(to_float64_numpy(mine.raw), dtype=np.float64)
+        if a.shape != b.shape:
+            line = their_lines.get(name)
+            return Verdict(False, f"{name} has shape {b.shape} on your line {line}; it should "
+                                  f"have shape {a.shape}", name, line)
+        difference = float(np.max(np.abs(a - b))) if a.size else 0.0
+        if not np.allclose(a, b, rtol=1e-6, atol=1e-9):
+            line = their_lines.get(name)
+            text = student_lines[line - 1].strip() if line and line <= len(student_lines) else ""
+            return Verdict(False, f"{name} first differs on your line {line} ({text}) by up to "
+                                  f"{difference:.3g}", name, line, difference)
+    got = theirs.result if isinstance(theirs.result, tuple) else (theirs.result,)
+    want = reference.result if isinstance(reference.result, tuple) else (reference.result,)
+    for g, w in zip(got, want):
+        a = np.asarray(to_float64_numpy(w), dtype=np.float64)
+        b = np.asarray(to_float64_numpy(g), dtype=np.float64)
+        if a.shape != b.shape or not np.allclose(a, b, rtol=1e-6, atol=1e-9):
+            return Verdict(False, "every gradient you computed matches, but what you return "
+                                  "does not")
+    return Verdict(True, "correct")
+
+
+def _returned_names(source: str, name: str) -> set[str]:
+    tree = ast.parse(source)
+    fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name)
+    ret = fn.body[-1]
+    return {n.id for n in ast.walk(ret) if isinstance(n, ast.Name)}
+
+
+def _error_line(e: BaseException) -> int | None:
+    import traceback
+    frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename.startswith(
+        "<gradlab")]
+    return frames[-1].lineno if frames else None
+
+
+def exercise(f: Any, *examples: Any, wrt: Any = 0, backend: str = "numpy") -> Exercise:
+    """An exercise: write the backward pass of ``f`` (examples give the inputs' shapes)."""
+    import gradlab
+    return Exercise(gradlab.grad(f, wrt), *examples, backend=backend)
