@@ -1,0 +1,124 @@
+"""Step-through, the graph, exercises and gradient-norm plots."""
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+
+import gradlab
+
+
+def rnn(W, xs, h0):
+    h = h0
+    for t in range(xs.shape[0]):
+        h = np.tanh(W @ h + xs[t])
+    return np.sum(h ** 2)
+
+
+def loss(W, x):
+    h = np.tanh(x @ W)
+    return np.mean(h ** 2)
+
+
+RNG = np.random.default_rng(0)
+W3, XS, H0 = RNG.normal(size=(3, 3)) * 0.5, RNG.normal(size=(6, 3)), RNG.normal(size=3)
+W, X = np.full((3, 2), 0.1), np.ones((4, 3))
+
+
+def test_step_through_walks_the_backward_pass():
+    s = gradlab.step(gradlab.grad(rnn), W3, XS, H0)
+    assert len(s) > 6          # one block per iteration
+    first = s.current
+    assert first.section == "backward" and "sum" in first.user_text
+    s.next()
+    assert s.index == 1
+    s.go(10 ** 6)
+    assert s.index == len(s) - 1
+    assert any(v.name == "dW" for step in s.steps for v in step.values)
+    s.go(3)
+    line, text = s.forward_line
+    assert text == "h = np.tanh(W @ h + xs[t])" and line > 0
+    names = [r.name for r in s.rows()]
+    assert "h" in names and "W" in names
+    html = s.html()
+    assert "your function" in html and "backward pass" in html and "<table" in html
+
+
+def test_step_through_widget_buttons():
+    s = gradlab.step(gradlab.grad(loss), W, X)
+    w = s.widget
+    s.next_button.click()
+    assert s.index == 1 and s.slider.value == 1
+    s.prev_button.click()
+    assert s.index == 0
+    s.slider.value = 2
+    assert s.index == 2 and "step 3 of" in s.view.value
+    del w
+
+
+def test_graph_draws_loops_once():
+    g = gradlab.graph(gradlab.grad(rnn), W3, XS, H0, highlight="h")
+    source = g.dot().source
+    assert source.count("cluster_loop") == 1
+    assert "next iteration" in source and source.count("next iteration") == 1   # h only
+    if shutil.which("dot") is None:
+        with pytest.raises(RuntimeError, match="apt-get install graphviz"):
+            g.svg()
+    else:
+        assert g.svg().lstrip().startswith("<?xml")
+
+
+def test_graph_without_dot_says_how_to_install(monkeypatch):
+    import sys
+    graph_module = sys.modules["gradlab.graph"]
+    monkeypatch.setattr(graph_module.shutil, "which", lambda name: None)
+    g = gradlab.graph(loss)
+    bundle = g._repr_mimebundle_()
+    assert "apt-get install graphviz" in bundle["text/plain"]
+
+
+def _attempt(ex, dxW_line):
+    head, sep, tail = ex.starter.partition("# ── backward ──")
+    tail = tail.replace("    # return np.mean(h ** 2)\n",
+                        "    # return np.mean(h ** 2)\n    dh = 2 * h * (dloss / gl.size(h_pow2))\n")
+    tail = tail.replace("    # h = np.tanh(x @ W)\n",
+                        f"    # h = np.tanh(x @ W)\n    {dxW_line}\n"
+                        f"    dW = gl.matmul_grad_y(dxW, x, W)\n")
+    return head + sep + tail
+
+
+def test_exercise_starter_hides_the_answer():
+    ex = gradlab.exercise(loss, W, X)
+    assert "dxW" not in ex.starter and "# h = np.tanh(x @ W)" in ex.starter
+    assert ex.starter.rstrip().endswith("return dW")
+    assert not ex.revealed
+    assert "dxW = (1.0 - h * h) * dh" in ex.solution() and ex.revealed
+
+
+def test_exercise_check_names_the_first_wrong_gradient():
+    ex = gradlab.exercise(loss, W, X)
+    wrong = _attempt(ex, "dxW = (1.0 - h) * dh")
+    verdict = ex.check(wrong)
+    assert not verdict.ok and verdict.name == "dxW"
+    assert wrong.splitlines()[verdict.line - 1].strip() == "dxW = (1.0 - h) * dh"
+    assert verdict.difference > 0
+    assert "(1.0 - h * h)" not in verdict.message      # the answer is not given away
+    assert ex.check(_attempt(ex, "dxW = (1.0 - h * h) * dh")).ok
+
+
+def test_exercise_reports_broken_code():
+    ex = gradlab.exercise(loss, W, X)
+    verdict = ex.check(ex.starter)          # dW never computed
+    assert not verdict.ok and "dW" in verdict.message
+    verdict = ex.check(ex.starter.replace("return dW", "return dW +"))
+    assert not verdict.ok and "does not compile" in verdict.message
+
+
+def test_gradient_norms_show_vanishing_gradients():
+    report = gradlab.trace(gradlab.grad(rnn))(W3 * 0.3, XS, H0)
+    norms = gradlab.gradient_norms(report, ["dh"])["dh"]
+    assert len(norms) == XS.shape[0] + 1
+    assert norms[-1] < norms[0]             # smaller as they flow back in time
+    fig = gradlab.plot_gradient_norms(report, ["dh"])
+    assert fig.axes[0].get_yscale() == "log"
