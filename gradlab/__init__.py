@@ -18,10 +18,11 @@ from .step import step
 from .trace import trace
 
 
-def show(df, *args, backend="numpy", device="cpu", check=False):  # type: ignore[no-untyped-def]
+def show(df, *args, backend="numpy", device="cpu", check=False,  # type: ignore[no-untyped-def]
+         exercise=False):
     """The ``%%grad`` panel for a generated function, from plain Python code."""
     from .kernel_ext.panel import show as _show
-    return _show(df, *args, backend=backend, device=device, check=check)
+    return _show(df, *args, backend=backend, device=device, check=check, exercise=exercise)
 from .errors import BackendError, GradlabError, GradlabSyntaxError, NoRuleError
 from .tensor.dtypes import (bfloat16, bool_, complex64, complex128, float16, float32, float64,
                             int8, int16, int32, int64, uint8)

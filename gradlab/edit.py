@@ -110,7 +110,8 @@ class _EditedTransform:
         original = like._source
         # keep the user-line mapping for lines that did not change
         mapping = _carry_line_map(original.text, text, original.line_map)
-        self.source = Source(text, mapping, {k: "" for k in mapping})
+        texts = _carry_line_map(original.text, text, original.line_text)
+        self.source = Source(text, mapping, {k: str(v or "") for k, v in texts.items()})
         self.filename = filename
         self.name = name
         self.free = like._free
@@ -119,12 +120,20 @@ class _EditedTransform:
         return (self.factory, self.source, self.filename, self.name, self.free, None)
 
 
-def _carry_line_map(old: str, new: str, old_map: dict[int, int]) -> dict[int, int]:
-    out: dict[int, int] = {}
+def _carry_line_map(old: str, new: str, old_map: dict[int, Any]) -> dict[int, Any]:
+    """Carry a per-line mapping over an edit: unchanged lines keep theirs, and a new line
+    takes the one of the line above it (the block it was written in)."""
+    out: dict[int, Any] = {}
     matcher = difflib.SequenceMatcher(a=old.splitlines(), b=new.splitlines(), autojunk=False)
     for block in matcher.get_matching_blocks():
         for k in range(block.size):
             out[block.b + k + 1] = old_map.get(block.a + k + 1, 0)
+    previous: Any = 0
+    for line in range(1, len(new.splitlines()) + 1):
+        if line in out:
+            previous = out[line]
+        else:
+            out[line] = previous
     return out
 
 

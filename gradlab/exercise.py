@@ -49,7 +49,7 @@ class Exercise:
 
     def inputs(self, trial: int) -> tuple[Any, ...]:
         rng = np.random.default_rng(self.seed + trial)
-        out = []
+        out: list[Any] = []
         for example in self.examples:
             if isinstance(example, (int, bool)) or example is None:
                 out.append(example)

@@ -29,6 +29,7 @@ class RunResult:
     gradients: Any = None
     error: str = ""
     check: Any = None
+    diagnosis: str = ""      # where a NaN/Inf first appeared, when the gradient has one
 
     @property
     def line(self) -> str:
@@ -44,6 +45,8 @@ class RunResult:
         grads = self.gradients if isinstance(self.gradients, tuple) else (self.gradients,)
         for g in grads:
             parts.append(f"gradient shape {tuple(np.shape(_numpy(g)))} {_preview(g)}")
+        if self.diagnosis:
+            parts.append(self.diagnosis)
         return "\n".join(parts + [self.line])
 
 
@@ -145,6 +148,9 @@ class GradSession:
             (value, grads), timing = measure(lambda *a: value_grads(*a), inputs,
                                              repeats=repeats)
             result = RunResult(framework, timing.device, timing, value, grads)
+            if not _finite(grads):   # the NaN hunt: say where it started
+                from .trace import trace
+                result.diagnosis = trace(self.active)(*inputs).explain()
             if check:
                 from .checking import check_gradient
                 result.check = check_gradient(self.df.fn, self.active, inputs)
@@ -163,6 +169,15 @@ class GradSession:
     def _changed(self) -> None:
         for listener in self.listeners:
             listener()
+
+
+def _finite(grads: Any) -> bool:
+    items = grads if isinstance(grads, tuple) else (grads,)
+    try:
+        return all(bool(np.all(np.isfinite(np.asarray(_numpy(g), dtype=np.float64))))
+                   for g in items)
+    except (TypeError, ValueError):
+        return True
 
 
 def _value_and_gradients(df: Any) -> Callable[..., Any]:

@@ -115,7 +115,18 @@ def summarize(name: str, value: Any, keep: bool) -> Value | None:
 
 
 class _Instrument(ast.NodeTransformer):
-    """After each assignment, record the names it assigned."""
+    """After each assignment, record the names it assigned (and the parameters on entry)."""
+
+    def __init__(self, main: str) -> None:
+        self.main = main
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> Any:
+        self.generic_visit(node)
+        if node.name == self.main:
+            params = [a.arg for a in node.args.args]
+            entry = self._record(node, params)[1]
+            node.body.insert(0, entry)
+        return node
 
     def _record(self, node: ast.stmt, names: list[str]) -> list[ast.stmt]:
         call = ast.Expr(ast.Call(
@@ -165,7 +176,7 @@ def trace(df: Any, keep_values: bool = False) -> Any:
                               summaries))
 
         def instrument(tree: ast.Module) -> None:
-            _Instrument().visit(tree)
+            _Instrument(name).visit(tree)
             ast.fix_missing_locations(tree)
 
         values = dict(free)

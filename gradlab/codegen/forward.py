@@ -27,7 +27,8 @@ class Forward:
     """Builds ``<f>_jvp(*args, *tangents) -> (value, tangent)`` for one normalized function."""
 
     def __init__(self, program: Any, unit: Any, wrt: list[str], func_name: str,
-                 subroutine: bool = False) -> None:
+                 subroutine: bool = False, scalar_params: set[str] | None = None) -> None:
+        self.scalar_params = scalar_params or set()
         self.program = program
         self.unit = unit
         self.fn: ir.Function = copy.deepcopy(unit.ir)
@@ -49,7 +50,7 @@ class Forward:
         self.act = analyze(fn, self.wrt)
         check(fn, self.act, _error, mode="forward")
         self.varied = self.act.varied
-        self.classes = shape_classes(fn, set())
+        self.classes = shape_classes(fn, self.scalar_params)
         self.lists = _lists(fn)
         tangent_params = [self.dot(p) for p in self.wrt]
         body = self._block(fn.body)
@@ -57,6 +58,8 @@ class Forward:
         value_dot: gast.expr
         if result in self.varied:
             value_dot = name(self.dot(result))
+        elif self.classes.get(result) == SCALAR:
+            value_dot = const(0.0)
         elif result in self.lists:
             value_dot = call(attr(self.gl, "zeros_like_list"), [name(result)])
         else:
@@ -197,6 +200,8 @@ class Forward:
     def _tangent_atom(self, a: Any) -> gast.expr:
         if isinstance(a, str) and a in self.varied:
             return name(self.dot(a))
+        if isinstance(a, str) and self.classes.get(a) == SCALAR:
+            return const(0.0)
         if isinstance(a, str):
             helper = "zeros_like_list" if a in self.lists else "zeros_like"
             return call(attr(self.gl, helper), [name(a)])

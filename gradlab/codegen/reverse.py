@@ -84,7 +84,9 @@ class Reverse:
         self.parent_loop: dict[int, Any] = {}
         self.grad_of: dict[Any, list[ir.GradOf]] = {}
         self.inits: set[str] = set()
+        self.renewed: set[str] = set()   # targets whose old value's gradient restarted
         self.scalar_params = scalar_params or set()
+        self.renewed = set()
 
     # --- names ------------------------------------------------------------------------------
     def adj(self, v: str) -> str:
@@ -106,6 +108,7 @@ class Reverse:
         self.act = analyze(fn, self.wrt)
         check(fn, self.act, self._error)
         self.classes = shape_classes(fn, self.scalar_params)
+        self.classes[self.adj(fn.result)] = self.classes.get(fn.result)   # the seed's shape
         self.lists = _list_names(fn)
         for g in ir.walk(fn.body):   # `insert_grad_of(h) as dh`: the user named h's gradient
             if isinstance(g, ir.GradOf) and g.name not in self.adjoints and (
@@ -152,6 +155,7 @@ class Reverse:
         keep = self.seed_default is not _REQUIRED
         if self.program.optimized:
             _skip_broadcasts(body, self.classes)
+            _scalars_first(body, self.classes)
         return _function_def(self.func_name, self.unit, [seed], [self.seed_default], body,
                              keep_defaults=keep)
 
@@ -455,6 +459,7 @@ class Reverse:
         restore = plan is not None and plan.push == "restore"
         if isinstance(s, Assign):
             lines: list[gast.stmt] = []
+            self.renewed = set()
             if id(s) in self.grad_of:
                 lines += self._grad_of_code(self.grad_of[id(s)], state)
             if restore and plan.pop_first:  # type: ignore[union-attr]
@@ -463,7 +468,7 @@ class Reverse:
                 lines += self._adjoint_lines(s, plan.items, state)
             parallel = plan is not None and any(isinstance(i, tuple) for i in plan.items)
             for t in s.targets:
-                if not _self_contributed(plan, t) and not parallel:
+                if not _self_contributed(plan, t) and not parallel and t not in self.renewed:
                     state.discard(t)
             if restore and not plan.pop_first:  # type: ignore[union-attr]
                 lines += [self._pop(v) for v in plan.pushed]  # type: ignore[union-attr]
@@ -602,7 +607,7 @@ class Reverse:
                 lines.append(gast.Assign(targets=[store], value=gast.BinOp(
                     left=element, op=gast.Add(), right=item.expr), type_comment=None))
             elif isinstance(item, MultiContribution):
-                self._multi(item, state, lines)
+                self._multi(item, state, lines, targets)
             elif isinstance(item, tuple) and item[0] == "parallel":
                 self._parallel(item[1], state, lines)
         if deferred:
@@ -635,7 +640,11 @@ class Reverse:
             return
         lines.append(assign(d, gast.BinOp(left=name(d), op=gast.Add(), right=expr)))
 
-    def _multi(self, item: MultiContribution, state: set[str], lines: list[gast.stmt]) -> None:
+    def _multi(self, item: MultiContribution, state: set[str], lines: list[gast.stmt],
+               overwritten: set[str]) -> None:
+        """``dx, dW = helper_vjp(...)``. When an argument is also what the call assigns
+        (``z = scale(z)`` in a loop), the call reads the new value's gradient first; the old
+        value's gradient then starts from what the call returns."""
         targets = item.targets
         fresh = len(set(targets)) == len(targets) and not set(targets) & state
         if fresh:
@@ -644,6 +653,9 @@ class Reverse:
             return
         parts = [self.names.fresh(f"{self.adj(t)}_part") for t in targets]
         lines.append(assign(parts, item.value))
+        for t in set(targets) & overwritten:
+            state.discard(t)
+            self.renewed.add(t)
         for t, p in zip(targets, parts):
             self._contribute(t, name(p), state, lines)
 
@@ -702,6 +714,33 @@ def _skip_broadcasts(body: list[gast.stmt], classes: dict[str, Any]) -> None:
                     del block[i]
                     continue
             i += 1
+
+
+def _scalars_first(body: list[gast.stmt], classes: dict[str, Any]) -> None:
+    """In a product, multiply the numbers first: ``2 * dloss * h`` costs one pass over ``h``,
+    ``2 * h * dloss`` two."""
+    def scalar(f: gast.expr) -> bool:
+        if isinstance(f, gast.BinOp):
+            return scalar(f.left) and scalar(f.right)
+        if isinstance(f, gast.Call) and isinstance(f.func, gast.Attribute):
+            return f.func.attr in ("size", "ndim")   # gl.size(x): a count
+        return (isinstance(f, gast.Constant) and isinstance(f.value, (int, float))) or (
+            isinstance(f, gast.Name) and classes.get(f.id) == SCALAR)
+
+    for node in gast.walk(gast.Module(body=body, type_ignores=[])):
+        for field in ("value", "left", "right", "operand"):
+            child = getattr(node, field, None)
+            if isinstance(child, gast.BinOp) and isinstance(child.op, gast.Mult):
+                factors = _factors(child)
+                numbers = [f for f in factors if scalar(f)]
+                if not numbers or len(numbers) == len(factors) or all(
+                        scalar(f) for f in factors[:len(numbers)]):
+                    continue
+                ordered = numbers + [f for f in factors if not scalar(f)]
+                product = ordered[0]
+                for f in ordered[1:]:
+                    product = gast.BinOp(left=product, op=gast.Mult(), right=f)
+                setattr(node, field, product)
 
 
 def _factors(node: gast.expr) -> list[gast.expr]:

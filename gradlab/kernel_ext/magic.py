@@ -32,6 +32,9 @@ class GradMagics(Magics):
                    "forward mode, the tangent comes last)")
     @argument("--name", default=None,
               help="the name the gradient function gets in the namespace (default d<func>)")
+    @argument("--exercise", action="store_true",
+              help="hide the generated code: write the backward pass yourself, then Check "
+                   "(needs --run for example inputs)")
     @argument("--func", default=None,
               help="which function of the cell to differentiate, when it defines several")
     @cell_magic
@@ -49,16 +52,17 @@ class GradMagics(Magics):
         except Exception as e:  # argparse exits on errors; turn them into a message
             raise UsageError(f"%%grad: {e}") from None
         _validate(args)
-        ns = self.shell.user_ns
-        source = self.shell.transform_cell(cell)
+        shell: Any = self.shell
+        ns = shell.user_ns
+        source = shell.transform_cell(cell)
         func_name = _function_name(source, args.func)
         saved = _snapshot(ns, source)
         try:
-            filename = self.shell.compile.cache(source, self.shell.execution_count, cell)
+            filename = shell.compile.cache(source, shell.execution_count, cell)
             exec(compile(source, filename, "exec"), ns)
             fn = ns.get(func_name)
             df = _transform(fn, args)
-            inputs = _inputs(self.shell, args.run) if args.run is not None else None
+            inputs = _inputs(shell, args.run) if args.run is not None else None
         except UsageError:
             _restore(ns, saved)
             raise
@@ -83,8 +87,18 @@ class GradMagics(Magics):
         from ..session import GradSession
         from .panel import GradPanel
         session = GradSession(df, inputs)
-        panel = GradPanel(session, backend=args.backend, device=args.device, check=args.check)
-        if inputs is not None:
+        task = None
+        if args.exercise:
+            from ..exercise import Exercise
+            if inputs is None:
+                _restore(ns, saved)
+                ns.pop(gradient_name, None)
+                raise UsageError("%%grad --exercise needs example inputs: add --run \"ARGS\"")
+            ns.pop(gradient_name, None)     # an exercise does not hand out the answer
+            task = Exercise(df, *inputs, backend="numpy")
+        panel = GradPanel(session, backend=args.backend, device=args.device, check=args.check,
+                          exercise=task)
+        if inputs is not None and task is None:
             panel.run()
         return panel
 

@@ -21,12 +21,16 @@ _ids = itertools.count(1)
 
 class GradPanel:
     def __init__(self, session: GradSession, backend: str = "numpy", device: str = "cpu",
-                 check: bool = False) -> None:
+                 check: bool = False, exercise: Any = None) -> None:
         self.session = session
         self.backend = backend
         self.device = device
         self.check = check
-        self.editor_text = session.source
+        self.exercise = exercise            # an Exercise: the generated code stays hidden
+        self.verdict: Any = None
+        self.stale = False                  # results shown are from a previous version
+        self.stepper: Any = None
+        self.editor_text = exercise.starter if exercise is not None else session.source
         self._widget: Any = None
         self._id = next(_ids)
         session.listeners.append(self._refresh)
@@ -38,14 +42,59 @@ class GradPanel:
             self.editor_text = text
             if self._widget is not None:
                 self.editor.value = text
-        return self.session.recompile(self.editor_text)
+        ok = self.session.recompile(self.editor_text)
+        if ok and self.session.results:
+            self.stale = True
+            self._refresh()
+        return ok
 
     def run(self, backend: str | None = None, device: str | None = None) -> list[RunResult]:
         if backend is not None:
             self.backend = backend
         if device is not None:
             self.device = device
+        self.stale = False
+        self.stepper = None
         return self.session.run(self.backend, self.device, check=self.check)
+
+    # --- classroom: exercises, step-through, graph --------------------------------------------
+    def check_exercise(self, text: str | None = None) -> Any:
+        """Check the student's backward pass (exercise mode); the answer stays hidden."""
+        if self.exercise is None:
+            raise ValueError("this panel is not an exercise (use %%grad --exercise)")
+        if text is not None:
+            self.editor_text = text
+            if self._widget is not None:
+                self.editor.value = text
+        self.verdict = self.exercise.check(self.editor_text)
+        if self.verdict.ok:
+            self.session.recompile(self.editor_text)
+        self._refresh()
+        return self.verdict
+
+    def show_solution(self) -> str:
+        if self.exercise is None:
+            return self.session.generated_source
+        solution = self.exercise.solution()
+        self._refresh()
+        return solution
+
+    def step_through(self) -> Any:
+        """A :class:`gradlab.step.Stepper` over the current version on the panel's inputs."""
+        if self.session.args is None:
+            raise ValueError("no inputs to step through: give them with --run")
+        if self.stepper is None:
+            from ..step import Stepper
+            self.stepper = Stepper(self.session.active, *self.session.args)
+        return self.stepper
+
+    def graph_html(self) -> str:
+        from ..graph import graph
+        try:
+            args = self.session.args or ()
+            return graph(self.session.active, *args).html()
+        except Exception as e:  # a graph is a bonus: never let it break the panel
+            return f"<pre>{html.escape(f'no graph: {type(e).__name__}: {e}')}</pre>"
 
     def reset(self) -> None:
         self.editor_text = self.session.generated_source
@@ -68,6 +117,11 @@ class GradPanel:
 
     # --- text rendering -----------------------------------------------------------------------
     def text(self, color: str = "auto") -> str:
+        if self.exercise is not None and not self.exercise.revealed:
+            parts = [highlight_terminal(self.editor_text, color).rstrip("\n")]
+            if self.verdict is not None:
+                parts.append(self.verdict.message)
+            return "\n\n".join(parts)
         parts = [highlight_terminal(self.session.source, color).rstrip("\n")]
         if self.session.diff_text:
             parts.append(self.session.diff_text.rstrip("\n"))
@@ -82,11 +136,23 @@ class GradPanel:
     def __repr__(self) -> str:
         return self.text(color="never")
 
+    def html(self) -> str:
+        """A static view (code, results): what a notebook shows where widgets cannot run,
+        e.g. on a code-hosting site."""
+        if self.exercise is not None and not self.exercise.revealed:
+            body = highlight_html(self.editor_text)
+        else:
+            body = highlight_html(self.session.source)
+        rows = "".join(f'<pre class="gradlab-run" style="margin:2px 0">'
+                       f'{html.escape(r.summary())}</pre>' for r in self.session.results)
+        return f'<div class="gradlab-panel-static">{body}{rows}</div>'
+
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         bundle: dict[str, Any] = {}
         if _widgets_available():
             bundle.update(self.widget._repr_mimebundle_(include=include, exclude=exclude) or {})
         bundle["text/plain"] = self.text(color="always" if _terminal() else "never")
+        bundle["text/html"] = self.html()
         return bundle
 
     # --- widgets ------------------------------------------------------------------------------
@@ -109,6 +175,11 @@ class GradPanel:
         self.reset_button = w.Button(description="Reset", tooltip="back to the generated code")
         self.recompile_button.on_click(lambda _: self.recompile())
         self.reset_button.on_click(lambda _: self.reset())
+        self.check_button = w.Button(description="Check", icon="check", button_style="success",
+                                     tooltip="compare your backward pass with gradlab's")
+        self.solution_button = w.Button(description="Show solution", icon="eye")
+        self.check_button.on_click(lambda _: self.check_exercise())
+        self.solution_button.on_click(lambda _: self.show_solution())
         options = ["numpy", "torch", "tensorflow", "jax", "all"]
         self.backend_select = w.Dropdown(options=options, value=self.backend
                                          if self.backend in options else "numpy",
@@ -120,21 +191,46 @@ class GradPanel:
         self.run_button.on_click(lambda _: self.run(self.backend_select.value,
                                                     self.device_select.value))
         self.status = w.HTML()
+        self.status.add_class("gradlab-status")
         self.diff = w.HTML()
+        self.diff.add_class("gradlab-diff")
         self.result = w.HTML()
         self.result.add_class("gradlab-result")
+        self.step_box = w.VBox([w.HTML("<i>open this tab after a run to step through the "
+                                       "backward pass</i>")])
+        self.step_box.add_class("gradlab-step-box")
+        self.graph_view = w.HTML()
+        self.graph_view.add_class("gradlab-graph-view")
         style = w.HTML(f"<style>.{klass} .gradlab-editor textarea {{font-family: monospace; "
                        f"font-size: 12px;}}</style>")
-        editor_box = w.VBox([self.editor, w.HBox([self.recompile_button, self.reset_button]),
-                             self.status, self.diff])
-        tabs = w.Tab(children=[self.code, editor_box])
-        tabs.set_title(0, "generated code")
-        tabs.set_title(1, "edit")
+        buttons = [self.check_button, self.solution_button] if self.exercise is not None \
+            else [self.recompile_button, self.reset_button]
+        editor_box = w.VBox([self.editor, w.HBox(buttons), self.status, self.diff])
+        pages = [(self.code, "code"), (editor_box, "exercise" if self.exercise else "edit"),
+                 (self.step_box, "step through"), (self.graph_view, "graph")]
+        self.tabs = w.Tab(children=[p for p, _ in pages])
+        for i, (_, title) in enumerate(pages):
+            self.tabs.set_title(i, title)
+        if self.exercise is not None:
+            self.tabs.selected_index = 1
+        self.tabs.observe(self._on_tab, names="selected_index")
         controls = w.HBox([self.backend_select, self.device_select, self.run_button])
-        self._widget = w.VBox([style, tabs, controls, self.result])
+        self._widget = w.VBox([style, self.tabs, controls, self.result])
         self._widget.add_class(klass)
         self._widget.add_class("gradlab-panel")
         self._refresh()
+
+    def _on_tab(self, change: dict[str, Any]) -> None:
+        title = self.tabs.get_title(change["new"]) if change["new"] is not None else ""
+        if title == "step through" and self.session.args is not None:
+            try:
+                stepper = self.step_through()
+                self.step_box.children = [stepper.widget]
+            except Exception as e:  # show why instead of failing the widget callback
+                import ipywidgets as w
+                self.step_box.children = [w.HTML(f"<pre>{html.escape(str(e))}</pre>")]
+        elif title == "graph":
+            self.graph_view.value = self.graph_html()
 
     def _on_edit(self, change: dict[str, Any]) -> None:
         self.editor_text = change["new"]
@@ -143,18 +239,31 @@ class GradPanel:
         if self._widget is None:
             return
         s = self.session
-        self.code.value = highlight_html(s.source)
-        if s.error:
+        hidden = self.exercise is not None and not self.exercise.revealed
+        if hidden:
+            self.code.value = ("<i>the generated code is hidden in an exercise: write the "
+                               "backward pass in the exercise tab, then Check</i>")
+        else:
+            self.code.value = highlight_html(s.source)
+        if self.verdict is not None:
+            color = "#1b5e20" if self.verdict.ok else "#b00020"
+            self.status.value = (f'<pre style="color:{color};margin:4px 0">'
+                                 f'{html.escape(self.verdict.message)}</pre>')
+        elif s.error:
             line = f" (line {s.error_line})" if s.error_line else ""
             self.status.value = (f'<pre style="color:#b00020;margin:4px 0">'
                                  f'{html.escape(s.error)}{line}</pre>')
         else:
             self.status.value = ""
+        show_diff = s.diff_text and not hidden   # a diff would give an exercise away
         self.diff.value = (f'<pre style="margin:4px 0;font-size:12px">'
-                           f'{_diff_html(s.diff_text)}</pre>' if s.diff_text else "")
+                           f'{_diff_html(s.diff_text)}</pre>' if show_diff else "")
         rows = []
+        if self.stale:
+            rows.append('<div style="color:#8a6d3b;font-style:italic">these results are from '
+                        'the previous version: click Run</div>')
         for r in s.results:
-            color = "#b00020" if r.error else "#1b5e20"
+            color = "#b00020" if r.error or r.diagnosis else "#1b5e20"
             body = html.escape(r.summary())
             rows.append(f'<pre class="gradlab-run" style="margin:2px 0;color:{color}">{body}'
                         f'</pre>')
@@ -166,7 +275,9 @@ class GradPanel:
 def _diff_html(text: str) -> str:
     out = []
     for line in text.splitlines():
-        color = "#1b5e20" if line.startswith("+") else "#b00020" if line.startswith("-") else ""
+        header = line.startswith(("+++", "---", "@@"))
+        color = "#757575" if header else "#1b5e20" if line.startswith("+") else (
+            "#b00020" if line.startswith("-") else "")
         style = f' style="color:{color}"' if color else ""
         out.append(f"<span{style}>{html.escape(line)}</span>")
     return "\n".join(out)
@@ -190,11 +301,15 @@ def _terminal() -> bool:
 
 
 def show(df: Any, *args: Any, backend: str = "numpy", device: str = "cpu",
-         check: bool = False) -> GradPanel:
+         check: bool = False, exercise: bool = False) -> GradPanel:
     """The ``%%grad`` panel for a generated function, from plain Python (optionally run on
-    ``args`` right away)."""
+    ``args`` right away; ``exercise=True`` hides the code and lets a student write it)."""
     session = GradSession(df, args or None)
-    panel = GradPanel(session, backend=backend, device=device, check=check)
-    if args:
+    task = None
+    if exercise:
+        from ..exercise import Exercise
+        task = Exercise(df, *args)
+    panel = GradPanel(session, backend=backend, device=device, check=check, exercise=task)
+    if args and not exercise:
         panel.run()
     return panel

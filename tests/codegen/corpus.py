@@ -732,3 +732,29 @@ def s_simulation(k, c):
 @case((), scalars=(0,))
 def s_builtin_max_min(x):
     return max(x, 0.3) * min(x, 2.0) + abs(x)
+
+
+# --- regressions ---------------------------------------------------------------------------------
+def _triple(h):
+    return h * 3.0
+
+
+@case(V, (), (), ints={1: 2, 2: 1})
+def reg_helper_reassigns_in_loop(x, n, flag):
+    """z = helper(z) inside a loop's branch: the call's result replaces z's gradient."""
+    h = x * 0.1
+    for i in range(n):
+        z = h * 2.0
+        if flag:
+            z = _triple(z)
+        h = np.tanh(z)
+    return np.sum(h)
+
+
+@case((2, 3), (3,))
+def reg_list_parameter_indexed(x, w):
+    layers = [x, x * 2.0]
+    total = 0.0
+    for i in range(2):
+        total = total + np.sum(layers[i] @ w)
+    return total

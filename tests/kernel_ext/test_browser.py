@@ -53,6 +53,14 @@ GRAD_CELL = ('%%grad --run "W, x"\n'
              "    return np.mean(h ** 2)")
 ORIGINAL_LINE = "dxW = (1.0 - h * h) * dh"
 EDITED_LINE = "dxW = (1.0 - h * h) * dh * 2.0"
+EXERCISE_CELL = ('%%grad --exercise --run "W, x"\n'
+                 "def loss(W, x):\n"
+                 "    h = np.tanh(x @ W)\n"
+                 "    return np.mean(h ** 2)")
+#: what a student writes under each comment of the exercise's outline
+STUDENT_LINES = {"    # return np.mean(h ** 2)": "    dh = 2 * h * (dloss / gl.size(h_pow2))",
+                 "    # h = np.tanh(x @ W)": "    dxW = {factor} * dh\n"
+                                            "    dW = gl.matmul_grad_y(dxW, x, W)"}
 
 
 def _unavailable(reason: str) -> None:
@@ -239,7 +247,8 @@ def _write_notebook(root: Path, name: str) -> None:
     nb.metadata["language_info"] = {"name": "python"}
     nb.cells = [nbformat.v4.new_code_cell("%load_ext gradlab"),
                 nbformat.v4.new_code_cell(SETUP_CELL),
-                nbformat.v4.new_code_cell(GRAD_CELL)]
+                nbformat.v4.new_code_cell(GRAD_CELL),
+                nbformat.v4.new_code_cell(EXERCISE_CELL)]
     nbformat.write(nb, str(root / name))
 
 
@@ -277,7 +286,7 @@ _KERNEL_STATUS_JS = """() => {
     if (!ctx.isReady) return 'session not ready';
     const kernel = ctx.session && ctx.session.kernel;
     if (!kernel) return 'no kernel';
-    return kernel.status + (w.content.widgets.length === 3 ? '' : ' (cells not loaded)');
+    return kernel.status + (w.content.widgets.length === 4 ? '' : ' (cells not loaded)');
 }"""
 
 
@@ -374,6 +383,13 @@ def test_grad_panel_in_jupyterlab(lab: Lab, page: Any, console: list[str], tmp_p
         raise
 
 
+def _student_answer(starter: str, factor: str) -> str:
+    head, sep, tail = starter.partition("# ── backward ──")
+    for comment, code in STUDENT_LINES.items():
+        tail = tail.replace(comment + "\n", comment + "\n" + code.format(factor=factor) + "\n")
+    return head + sep + tail
+
+
 def _drive(lab: Lab, page: Any, console: list[str], tmp_path: Path,
            record_property: Any) -> None:
     from playwright.sync_api import expect
@@ -385,7 +401,7 @@ def _drive(lab: Lab, page: Any, console: list[str], tmp_path: Path,
     page.wait_for_function("() => window.jupyterapp && window.jupyterapp.started !== undefined",
                            timeout=SERVER_START_S * 1000)
     _dismiss_interruptions(page)
-    page.locator(".jp-Notebook .jp-Cell").nth(2).wait_for(state="visible",
+    page.locator(".jp-Notebook .jp-Cell").nth(3).wait_for(state="visible",
                                                           timeout=KERNEL_IDLE_S * 1000)
     _wait_kernel_idle(page, KERNEL_IDLE_S, console)
 
@@ -473,7 +489,7 @@ def _drive(lab: Lab, page: Any, console: list[str], tmp_path: Path,
     print(f"run before the edit: {before!r}\nrun after the edit:  {after!r}")
 
     # The code tab now shows the edited version, highlighted.
-    _tab(panel, "generated code").click()
+    _tab(panel, "code").click()
     expect(code).to_be_visible()
     expect(code).to_contain_text(EDITED_LINE)
 
@@ -484,5 +500,33 @@ def _drive(lab: Lab, page: Any, console: list[str], tmp_path: Path,
     assert shot.stat().st_size > 0
     print(f"screenshot: {shot}")
     record_property("screenshot", str(shot))
+
+    # Step through the backward pass: the stepper shows a step, Next moves to the next one.
+    _tab(panel, "step through").click()
+    stepper = panel.locator(".gradlab-stepper")
+    expect(stepper).to_be_visible(timeout=STEP_S * 1000)
+    expect(stepper).to_contain_text("step 1 of", timeout=STEP_S * 1000)
+    expect(stepper).to_contain_text("differentiates your line")
+    _button(stepper, "Next").click()
+    expect(stepper).to_contain_text("step 2 of", timeout=STEP_S * 1000)
+    cell.screenshot(path=str(tmp_path / "panel-step.png"))
+
+    # An exercise: the code is hidden, a wrong answer is located, a right one is accepted.
+    ok = page.evaluate(_RUN_CELLS_JS, {"first": 3, "last": 3})
+    assert ok, f"the exercise cell failed:\n{_outputs_text(page, 3)}"
+    exercise_cell = page.locator(".jp-Notebook .jp-Cell").nth(3)
+    exercise = exercise_cell.locator(".gradlab-panel")
+    expect(exercise).to_have_count(1, timeout=STEP_S * 1000)
+    ex_editor = exercise.locator(".gradlab-editor textarea")
+    expect(ex_editor).to_be_visible(timeout=STEP_S * 1000)
+    starter = ex_editor.input_value()
+    assert "dxW" not in starter and "# h = np.tanh(x @ W)" in starter, starter
+    status = exercise.locator(".gradlab-status")
+    for factor, expected in (("(1.0 - h)", "first differs"), ("(1.0 - h * h)", "correct")):
+        ex_editor.fill(_student_answer(starter, factor))
+        ex_editor.dispatch_event("change")
+        _button(exercise, "Check").click()
+        expect(status).to_contain_text(expected, timeout=STEP_S * 1000)
+    exercise_cell.screenshot(path=str(tmp_path / "exercise.png"))
     errors = [m for m in console if m.startswith("pageerror")]
     assert not errors, f"uncaught errors in the page: {errors}"

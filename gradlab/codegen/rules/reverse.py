@@ -26,7 +26,7 @@ def add(z, x, y):
 @adjoint("subtract")
 def subtract(z, x, y):
     dx = gl.unbroadcast(dz, x)
-    dy = gl.unbroadcast(-dz, y)
+    dy = -gl.unbroadcast(dz, y)
 
 
 @adjoint("multiply")

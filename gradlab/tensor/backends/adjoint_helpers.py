@@ -22,24 +22,36 @@ def install(ns: dict[str, Any]) -> None:
         import numpy as np
 
         def broadcast_like(g: Any, x: Any) -> Any:
-            target = np.shape(x)
             dt = getattr(x, "dtype", None)
-            if dt is None or dt.kind not in "fc":
+            if dt is None:   # a Python number
+                return g
+            if type(g) is np.ndarray and g.dtype == dt and g.shape == x.shape:
+                return g
+            if dt.kind not in "fc":
                 dt = np.result_type(g, 1.0)
-            return np.broadcast_to(np.asarray(g, dtype=dt), target)
+            if isinstance(g, (int, float)):
+                return np.full(x.shape, g, dtype=dt)
+            return np.broadcast_to(np.asarray(g, dtype=dt), np.shape(x))
     else:
         def broadcast_like(g: Any, x: Any) -> Any:
             if isinstance(g, (int, float)):
                 return ns["full_like"](x, g)
             if dtype(g) != dtype(x):
                 g = astype(g, dtype(x))
-            return broadcast_to(g, shape(x))
+            target = shape(x)
+            if shape(g) == target:
+                return g
+            return broadcast_to(g, target)
 
     def matmul_grad_x(dz: Any, x: Any, y: Any) -> Any:
         """d(x @ y)/dx applied to ``dz``."""
         if isinstance(dz, float) and dz == 0.0:
             return zeros_like(x)
         nx, ny = ndim(x), ndim(y)
+        if nx == 2 and ny == 2:
+            return matmul(dz, swapaxes(y, -1, -2))
+        if nx == 2 and ny == 1:      # W @ h: the outer product of dz and h
+            return reshape(dz, (-1, 1)) * reshape(y, (1, -1))
         if ny == 1:
             if nx == 1:
                 return dz * y
@@ -53,6 +65,8 @@ def install(ns: dict[str, Any]) -> None:
         if isinstance(dz, float) and dz == 0.0:
             return zeros_like(y)
         nx, ny = ndim(x), ndim(y)
+        if nx == 2 and (ny == 2 or ny == 1):   # x.T @ dz
+            return matmul(swapaxes(x, -1, -2), dz)
         if nx == 1:
             if ny == 1:
                 return dz * x
@@ -98,6 +112,23 @@ def install(ns: dict[str, Any]) -> None:
     def add_lists(a: Any, b: Any) -> list[Any]:
         return [u + v for u, v in zip(a, b)]
 
+    native_zeros_like, native_index_add = zeros_like, ns["index_add"]
+
+    def zeros_like_any(x: Any, dtype: Any = None) -> Any:
+        """``zeros_like`` that also takes a Python list of arrays (a list is a value too)."""
+        if type(x) is list or type(x) is tuple:
+            return [zeros_like_any(v) for v in x]
+        return native_zeros_like(x) if dtype is None else native_zeros_like(x, dtype)
+
+    def index_add_any(x: Any, index: Any, values: Any) -> Any:
+        if type(x) is list:
+            out = list(x)
+            out[index] = out[index] + values
+            return out
+        return native_index_add(x, index, values)
+
+    ns["zeros_like"] = zeros_like_any
+    ns["index_add"] = index_add_any
     helpers = dict(broadcast_like=broadcast_like, matmul_grad_x=matmul_grad_x,
                    matmul_grad_y=matmul_grad_y, inverse_axes=inverse_axes, untile=untile,
                    unconcatenate=unconcatenate, zeros_like_list=zeros_like_list,

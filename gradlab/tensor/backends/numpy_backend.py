@@ -61,7 +61,42 @@ def erf(x: Any) -> Any:
 
 
 # --- reductions ----------------------------------------------------------------------------
-sum, mean, prod, max, min, all, any = np.sum, np.mean, np.prod, np.max, np.min, np.all, np.any
+prod, all, any = np.prod, np.all, np.any
+
+# np.sum/np.mean/np.max go through a Python-level dispatcher that costs three times the
+# reduction itself on small arrays; the ufunc's own reduce is the same computation (same
+# dtypes, same results), so these adapters call it directly.
+_add_reduce: Any = np.add.reduce
+_max_reduce: Any = np.maximum.reduce
+_min_reduce: Any = np.minimum.reduce
+
+
+def sum(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
+    if keepdims:
+        return _add_reduce(x, axis, keepdims=True)
+    return _add_reduce(x, axis)
+
+
+def mean(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
+    a = np.asarray(x)
+    if a.dtype.kind not in "fc" or a.size == 0:
+        return np.mean(a, axis, keepdims=keepdims)
+    total = _add_reduce(a, axis, keepdims=True) if keepdims else _add_reduce(a, axis)
+    if axis is None:
+        count = a.size
+    else:
+        count = 1
+        for ax in ((axis,) if type(axis) is int else axis):
+            count *= a.shape[ax]
+    return total / count if count else total
+
+
+def max(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
+    return _max_reduce(x, axis, keepdims=keepdims)
+
+
+def min(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
+    return _min_reduce(x, axis, keepdims=keepdims)
 var, std, cumsum = np.var, np.std, np.cumsum
 
 

@@ -46,3 +46,15 @@ _PAIRS = dict(sqrt=math.sqrt, exp=math.exp, expm1=math.expm1, log=math.log, log1
 for _name, _fn in _PAIRS.items():
     globals()[_name] = _scalar_first(_fn, getattr(_np_ops, _name))
 del _name, _fn
+
+
+def zeros_like(x: Any, dtype: Any = None) -> Any:  # type: ignore[no-redef]
+    if type(x) is float or type(x) is int:
+        return 0.0
+    return _np_ops.zeros_like(x, dtype)
+
+
+def ones_like(x: Any, dtype: Any = None) -> Any:  # type: ignore[no-redef]
+    if type(x) is float or type(x) is int:
+        return 1.0
+    return _np_ops.ones_like(x, dtype)
