@@ -50,8 +50,8 @@ def install(ns: dict[str, Any]) -> None:
         nx, ny = ndim(x), ndim(y)
         if nx == 2 and ny == 2:
             return matmul(dz, swapaxes(y, -1, -2))
-        if nx == 2 and ny == 1:      # W @ h: the outer product of dz and h
-            return reshape(dz, (-1, 1)) * reshape(y, (1, -1))
+        if nx == 2 and ny == 1 and ndim(dz) == 1:      # W @ h: the outer product of dz and h
+            return ns["outer"](dz, y)
         if ny == 1:
             if nx == 1:
                 return dz * y

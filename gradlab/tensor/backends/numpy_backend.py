@@ -91,6 +91,25 @@ def mean(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
     return total / count if count else total
 
 
+def logsumexp(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
+    """Shifted by the maximum, computed in place on one temporary: four passes over ``x``."""
+    a = np.asarray(x)
+    if a.dtype.kind not in "fc":
+        a = a.astype(np.float64)
+    if a.size == 0:
+        return np.log(_add_reduce(np.exp(a), axis, keepdims=keepdims))
+    m = _max_reduce(a, axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0).astype(a.dtype, copy=False)
+    t = np.subtract(a, m)
+    np.exp(t, out=t)
+    s = _add_reduce(t, axis, keepdims=True)
+    np.log(s, out=s)
+    s += m
+    if keepdims:
+        return s
+    return s.reshape(()) if axis is None else np.squeeze(s, axis=axis)
+
+
 def max(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
     return _max_reduce(x, axis, keepdims=keepdims)
 

@@ -100,6 +100,8 @@ def dot(x: Any, y: Any) -> Any:
 
 
 def outer(x: Any, y: Any) -> Any:
+    if x.dim() == 1 and y.dim() == 1:
+        return torch.outer(x, y)
     return torch.outer(x.reshape(-1), y.reshape(-1))
 
 
