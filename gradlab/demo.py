@@ -8,8 +8,25 @@ import sys
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 
+def _quietly_import_frameworks() -> None:
+    """TensorFlow's C++ logging writes to the process's stderr before any setting applies;
+    silence file descriptor 2 while it loads so the demo's output stays readable."""
+    import importlib.util
+    if importlib.util.find_spec("tensorflow") is None:
+        return
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+            import tensorflow  # noqa: F401
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 def main() -> int:
     import numpy as np
+    _quietly_import_frameworks()
 
     import gradlab
     from gradlab import examples
