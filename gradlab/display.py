@@ -26,7 +26,8 @@ def highlight_html(source: str, highlight_lines: tuple[int, ...] = ()) -> str:
     from pygments.lexers import PythonLexer
     formatter = HtmlFormatter(noclasses=True, nowrap=False, style="default",
                               hl_lines=list(highlight_lines), cssstyles="margin:0",
-                              prestyles="margin:0;font-size:12px;line-height:1.35")
+                              prestyles="margin:0;font-size:12px;line-height:1.35;"
+                                        "font-family:monospace")
     body = highlight(source, PythonLexer(), formatter)
     return f'<div class="gradlab-code" style="overflow:auto;max-height:480px">{body}</div>'
 

@@ -77,6 +77,15 @@ def _check_names(tree: ast.Module, main: ast.FunctionDef, like: Any, lines: list
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and (
                     node.id not in local and node.id not in known):
                 raise EditError(f"unknown name {node.id!r}", node.lineno, lines[node.lineno - 1])
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and node.value.id == "gl" and node.attr not in _gl_names()):
+                raise EditError(f"the tensor layer has no gl.{node.attr}", node.lineno,
+                                lines[node.lineno - 1])
+
+
+def _gl_names() -> set[str]:
+    from .tensor.registry import backend
+    return set(vars(backend("numpy")))
 
 
 def recompile(source: str, like: Any) -> Any:

@@ -42,6 +42,7 @@ class Graph:
                              node_attr={"fontsize": "10", "fontname": "Helvetica"},
                              edge_attr={"arrowsize": "0.6"})
         self._counter = 0
+        self._root = g
         self._defined: set[str] = set()
         for p in self.unit.ir.params:
             self._value_node(g, p, shape="invhouse")
@@ -65,7 +66,9 @@ class Graph:
                          else html.escape(v.preview.strip("[]")))
         d = self.gradients.get(f"d{name}")
         if d is not None:
-            label.append(f"<font color='#c62828'>grad |{d.norm:.3g}|</font>")
+            grad = (html.escape(d.preview.strip("[]")) if d.shape in ((), (1,)) else
+                    f"|{d.norm:.3g}|")
+            label.append(f"<font color='#c62828'>grad {grad}</font>")
         attrs = {"shape": shape}
         if self.highlight in (name, f"d{name}"):
             attrs.update(style="filled,bold", fillcolor="#fff59d", penwidth="2")
@@ -87,9 +90,9 @@ class Graph:
                 op = self._op_node(g, "append", s.origin)
                 if isinstance(s.value, str):
                     self._value_node(g, s.value)
-                    g.edge(self._node_id(s.value), op)
+                    self._root.edge(self._node_id(s.value), op)
                 self._value_node(g, s.target)
-                g.edge(op, self._node_id(s.target))
+                self._root.edge(op, self._node_id(s.target))
             elif isinstance(s, (ir.For, ir.While)):
                 self._loop(g, s)
             elif isinstance(s, ir.If):
@@ -132,15 +135,16 @@ class Graph:
             for a in inputs:
                 self._value_node(g, a)
             self._value_node(g, s.targets[0])
-            g.edge(self._node_id(inputs[0]), self._node_id(s.targets[0]), style="dotted")
+            self._root.edge(self._node_id(inputs[0]), self._node_id(s.targets[0]),
+                            style="dotted")
             return
         node = self._op_node(g, label, s.origin)
         for a in inputs:
             self._value_node(g, a)
-            g.edge(self._node_id(a), node)
+            self._root.edge(self._node_id(a), node)
         for t in s.targets:
             self._value_node(g, t)
-            g.edge(node, self._node_id(t))
+            self._root.edge(node, self._node_id(t))
 
     # --- output --------------------------------------------------------------------------------
     def svg(self) -> str:

@@ -44,7 +44,9 @@ class RunResult:
         parts = [f"value {_preview(self.value)}"] if self.value is not None else []
         grads = self.gradients if isinstance(self.gradients, tuple) else (self.gradients,)
         for g in grads:
-            parts.append(f"gradient shape {tuple(np.shape(_numpy(g)))} {_preview(g)}")
+            dtype = getattr(g, "dtype", type(g).__name__)
+            dtype = str(dtype).replace("torch.", "").replace("<dtype: '", "").rstrip("'>")
+            parts.append(f"gradient shape {tuple(np.shape(_numpy(g)))} {dtype} {_preview(g)}")
         if self.diagnosis:
             parts.append(self.diagnosis)
         return "\n".join(parts + [self.line])

@@ -152,7 +152,7 @@ def check(fn: ir.Function, act: Activity, parsed_error: object, mode: str = "rev
                 continue
             node = s.op.node
             if "__unknown__" in s.op.kwargs:
-                raise NoRuleError(_no_rule_message(s.op.source, s.origin))
+                raise NoRuleError(_no_rule_message(s.op.source, s.origin, s.op.callee))
             if isinstance(node, gast.BoolOp):
                 raise error("`and`/`or` between values that carry a gradient cannot be "  # type: ignore[operator]
                             "differentiated: use np.logical_and/np.where or an if", s.origin,
@@ -194,12 +194,23 @@ def _check_aliasing(fn: ir.Function, act: Activity, error: object) -> None:
                             f"write {other} = {name}.copy() first", s.origin, "aliased update")
 
 
-def _no_rule_message(label: object, origin: ir.Origin | None) -> str:
+def _no_rule_message(label: object, origin: ir.Origin | None, target: object = None) -> str:
     where = f" (line {origin.lineno}: {origin.text})" if origin else ""
+    args = "<its arguments>"
+    if target is not None:
+        import inspect
+        try:
+            params = inspect.signature(target).parameters  # type: ignore[arg-type]
+            required = [n for n, p in params.items() if p.default is p.empty and p.kind in (
+                p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+            args = ", ".join(required) or args
+        except (TypeError, ValueError):
+            pass
+    first = args.split(", ")[0] if args != "<its arguments>" else "<argument>"
     return (f"gradlab has no derivative rule for {label}{where}. Add one with\n"
             f"    @gradlab.adjoint({label})\n"
-            f"    def {str(label).split('.')[-1]}_adjoint(result, <its arguments>):\n"
-            f"        d<argument> = ...  # in terms of d<result>\n"
+            f"    def {str(label).split('.')[-1]}_adjoint(result, {args}):\n"
+            f"        d{first} = ...  # in terms of dresult\n"
             f"or mark it with gradlab.nondifferentiable({label}) if no gradient flows through it")
 
 

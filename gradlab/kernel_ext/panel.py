@@ -17,6 +17,8 @@ from ..display import highlight_html, highlight_terminal
 from ..session import GradSession, RunResult
 
 _ids = itertools.count(1)
+#: Inline style for text blocks: JupyterLab's own CSS would otherwise set a proportional font.
+MONO = "margin:2px 0;font-family:monospace;font-size:12px;white-space:pre"
 
 
 class GradPanel:
@@ -137,15 +139,25 @@ class GradPanel:
         return self.text(color="never")
 
     def html(self) -> str:
-        """A static view (code, results): what a notebook shows where widgets cannot run,
-        e.g. on a code-hosting site."""
-        if self.exercise is not None and not self.exercise.revealed:
-            body = highlight_html(self.editor_text)
-        else:
-            body = highlight_html(self.session.source)
-        rows = "".join(f'<pre class="gradlab-run" style="margin:2px 0">'
-                       f'{html.escape(r.summary())}</pre>' for r in self.session.results)
-        return f'<div class="gradlab-panel-static">{body}{rows}</div>'
+        """A static view (code, edits, results, checks): what a notebook shows where widgets
+        cannot run, e.g. on a code-hosting site."""
+        hidden = self.exercise is not None and not self.exercise.revealed
+        parts = [highlight_html(self.editor_text if hidden else self.session.source)]
+        if self.verdict is not None:
+            color = "#1b5e20" if self.verdict.ok else "#b00020"
+            parts.append(f'<pre style="{MONO};color:{color}">{html.escape(self.verdict.message)}'
+                         f'</pre>')
+        if self.session.error and not self.session.results:
+            parts.append(f'<pre style="{MONO};color:#b00020">{html.escape(self.session.error)}'
+                         f'</pre>')
+        if self.session.diff_text and not hidden:
+            parts.append(f'<pre style="{MONO}">{_diff_html(self.session.diff_text)}</pre>')
+        for r in self.session.results:
+            parts.append(f'<pre class="gradlab-run" style="{MONO}">{html.escape(r.summary())}'
+                         f'</pre>')
+            if r.check is not None:
+                parts.append(f'<pre style="{MONO}">{html.escape(r.check.table())}</pre>')
+        return f'<div class="gradlab-panel-static">{"".join(parts)}</div>'
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         bundle: dict[str, Any] = {}
@@ -247,17 +259,17 @@ class GradPanel:
             self.code.value = highlight_html(s.source)
         if self.verdict is not None:
             color = "#1b5e20" if self.verdict.ok else "#b00020"
-            self.status.value = (f'<pre style="color:{color};margin:4px 0">'
+            self.status.value = (f'<pre style="{MONO};color:{color}">'
                                  f'{html.escape(self.verdict.message)}</pre>')
         elif s.error:
             line = f" (line {s.error_line})" if s.error_line else ""
-            self.status.value = (f'<pre style="color:#b00020;margin:4px 0">'
+            self.status.value = (f'<pre style="{MONO};color:#b00020">'
                                  f'{html.escape(s.error)}{line}</pre>')
         else:
             self.status.value = ""
         show_diff = s.diff_text and not hidden   # a diff would give an exercise away
-        self.diff.value = (f'<pre style="margin:4px 0;font-size:12px">'
-                           f'{_diff_html(s.diff_text)}</pre>' if show_diff else "")
+        self.diff.value = (f'<pre style="{MONO}">{_diff_html(s.diff_text)}</pre>'
+                           if show_diff else "")
         rows = []
         if self.stale:
             rows.append('<div style="color:#8a6d3b;font-style:italic">these results are from '
@@ -265,10 +277,9 @@ class GradPanel:
         for r in s.results:
             color = "#b00020" if r.error or r.diagnosis else "#1b5e20"
             body = html.escape(r.summary())
-            rows.append(f'<pre class="gradlab-run" style="margin:2px 0;color:{color}">{body}'
-                        f'</pre>')
+            rows.append(f'<pre class="gradlab-run" style="{MONO};color:{color}">{body}</pre>')
             if r.check is not None:
-                rows.append(f'<pre style="margin:2px 0">{html.escape(r.check.table())}</pre>')
+                rows.append(f'<pre style="{MONO}">{html.escape(r.check.table())}</pre>')
         self.result.value = "".join(rows)
 
 

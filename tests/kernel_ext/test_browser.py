@@ -356,7 +356,7 @@ def _button(panel: Any, label: str) -> Any:
 
 
 def _gradient_preview(run_text: str) -> list[float]:
-    match = re.search(r"gradient shape \(3, 2\) \[([^\]]*)\]", run_text)
+    match = re.search(r"gradient shape \(3, 2\) (?:\w+ )?\[([^\]]*)\]", run_text)
     assert match, f"no gradient preview in the run line:\n{run_text}"
     return [float(v) for v in match.group(1).replace("...", "").split(",") if v.strip()]
 

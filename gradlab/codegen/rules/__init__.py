@@ -129,16 +129,20 @@ def register_custom(fn: Any, template: Callable[..., Any], kind: str) -> None:
     while prim in _custom_functions and _custom_functions[prim] is not fn:
         prim += "_"
     try:
-        fn_params = list(inspect.signature(fn).parameters)
+        parameters = inspect.signature(fn).parameters
     except (TypeError, ValueError):
         raise GradlabError(f"cannot read the signature of {fn!r}") from None
+    fn_params = list(parameters)
+    required = [n for n, p in parameters.items() if p.default is p.empty and p.kind in (
+        p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     rule = _parse_template(template, prim, kind)
-    expected = ["<result>"] + fn_params
-    if rule.params[1:] != fn_params:
+    expected = ["<result>"] + (required or fn_params)
+    if rule.params[1:] not in (fn_params, required):
         raise GradlabError(
             f"the {kind} rule {template.__name__}{inspect.signature(template)} does not match "
             f"{getattr(fn, '__name__', fn)}{inspect.signature(fn)}: its parameters must be the "
-            f"result followed by {', '.join(fn_params)} (expected {', '.join(expected)})")
+            f"result followed by {', '.join(required or fn_params)} (expected "
+            f"{', '.join(expected)})")
     _custom[id(fn)] = prim
     _custom_functions[prim] = fn
     (ADJOINTS if kind == "adjoint" else TANGENTS)[prim] = rule
@@ -164,7 +168,14 @@ def custom_function(prim: str) -> Any:
 
 
 def custom_signature(prim: str) -> inspect.Signature:
-    return inspect.signature(_custom_functions[prim])
+    """The signature calls of a user primitive are bound with: the function's own, or just
+    the parameters its rules name (for ufuncs and other functions with many options)."""
+    sig = inspect.signature(_custom_functions[prim])
+    rule = ADJOINTS.get(prim) or TANGENTS.get(prim)
+    if rule is not None and rule.params[1:] != list(sig.parameters):
+        sig = sig.replace(parameters=[p for p in sig.parameters.values()
+                                      if p.name in rule.params[1:]])
+    return sig
 
 
 def is_custom(prim: str) -> bool:
