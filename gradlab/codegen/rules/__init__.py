@@ -449,6 +449,7 @@ class _Folder(gast.NodeTransformer):
         """``gl.log(2.0)`` -> ``0.693...``: a framework function cannot take a bare number;
         ``gl.sum(0.0)`` -> ``0.0``: a linear function of a zero tangent is zero."""
         self.generic_visit(node)
+        _drop_default_keywords(node)
         if isinstance(node.func, gast.Attribute) and node.func.attr in LINEAR:
             slots = LINEAR[node.func.attr]
             if any(i < len(node.args) and _num(node.args[i]) == 0 for i in slots):
@@ -469,6 +470,24 @@ class _Folder(gast.NodeTransformer):
                 and isinstance(node.operand.op, gast.USub)):
             return node.operand.operand
         return node
+
+
+def _drop_default_keywords(node: gast.Call) -> None:
+    """``gl.sum(x, axis=None, keepdims=False)`` reads better as ``gl.sum(x)``."""
+    if not (isinstance(node.func, gast.Attribute) and isinstance(node.func.value, gast.Name)
+            and node.func.value.id == "gl" and node.keywords):
+        return
+    from ..resolve import signature
+    params = signature(node.func.attr).parameters
+    kept = []
+    for kw in node.keywords:
+        param = params.get(kw.arg or "")
+        if (param is not None and isinstance(kw.value, gast.Constant)
+                and param.default is not param.empty and type(kw.value.value) is type(
+                    param.default) and kw.value.value == param.default):
+            continue
+        kept.append(kw)
+    node.keywords = kept
 
 
 def _load_builtin_rules() -> None:
