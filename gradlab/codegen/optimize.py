@@ -17,6 +17,7 @@ _EFFECT_METHODS = {"append", "pop"}
 def optimize(fn: gast.FunctionDef, keep: set[str], user_names: set[str]) -> gast.FunctionDef:
     for _ in range(8):
         changed = _propagate_copies(fn, user_names)
+        changed |= _propagate_local_copies(fn, user_names)
         changed |= _remove_dead(fn, keep)
         if not changed:
             break
@@ -135,6 +136,37 @@ def _propagate_copies(fn: gast.FunctionDef, user_names: set[str]) -> bool:
                 if isinstance(n, gast.Name) and n.id == a and isinstance(n.ctx, gast.Load):
                     n.id = b
             return True
+    return False
+
+
+def _propagate_local_copies(fn: gast.FunctionDef, user_names: set[str]) -> bool:
+    """``a = b`` followed, in the same block, by the only use of ``a`` with ``b`` unchanged in
+    between (``ddt = dx`` then ``dv = dv + dt * ddt``): use ``b`` there and drop the copy.
+    The gradient code's own temporaries only; loops make this the common case."""
+    stores = _stores(fn)
+    loads = _loads(fn)
+    for block in _blocks(fn):
+        for i, s in enumerate(block):
+            if not (isinstance(s, gast.Assign) and len(s.targets) == 1
+                    and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Name)):
+                continue
+            a, b = s.targets[0].id, s.value.id
+            if a in user_names or a == b or stores.get(a, 0) != 1 or loads.get(a, 0) != 1:
+                continue
+            for later in block[i + 1:]:
+                uses = [n for n in gast.walk(later) if isinstance(n, gast.Name) and n.id == a
+                        and isinstance(n.ctx, gast.Load)]
+                if uses:
+                    if isinstance(later, gast.Assign) and not isinstance(
+                            later, (gast.For, gast.While, gast.If)):
+                        uses[0].id = b
+                        del block[i]
+                        return True
+                    break
+                if any(isinstance(n, gast.Name) and n.id == b and isinstance(n.ctx, gast.Store)
+                       for n in gast.walk(later)) or not isinstance(later, (gast.Assign,
+                                                                           gast.Expr)):
+                    break
     return False
 
 
