@@ -11,11 +11,21 @@ from __future__ import annotations
 from .api import grad, hvp, insert_grad_of, jvp, stop_gradient, value_and_grad
 from .edit import EditError, diff, recompile
 from .extend import adjoint, nondifferentiable, tangent_rule
-from .exercise import exercise
-from .graph import graph
-from .health import gradient_norms, plot_gradient_norms
-from .step import step
-from .trace import trace
+
+_LAZY = {"exercise": "exercises", "graph": "graphs", "gradient_norms": "health",
+         "plot_gradient_norms": "health", "step": "stepping", "trace": "tracing"}
+
+
+def __getattr__(name: str):  # type: ignore[no-untyped-def]
+    """The inspection and classroom tools load on first use: they need NumPy, and importing
+    gradlab imports no framework."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'gradlab' has no attribute {name!r}")
+    import importlib
+    value = getattr(importlib.import_module(f"gradlab.{module}"), name)
+    globals()[name] = value
+    return value
 
 
 def show(df, *args, backend="numpy", device="cpu", check=False,  # type: ignore[no-untyped-def]

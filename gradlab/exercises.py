@@ -17,7 +17,7 @@ import numpy as np
 from .checking import to_float64_numpy
 from .edit import EditError, recompile
 from .errors import GradlabError
-from .trace import trace
+from .tracing import trace
 
 BACKWARD = "# ── backward ──"
 

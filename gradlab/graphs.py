@@ -189,6 +189,6 @@ def graph(df_or_fn: Any, *args: Any, highlight: str | None = None) -> Graph:
     fn = getattr(df_or_fn, "fn", df_or_fn)
     report = None
     if args and hasattr(df_or_fn, "_transform"):
-        from .trace import trace
+        from .tracing import trace
         report = trace(df_or_fn)(*args)
     return Graph(fn, report, highlight)

@@ -151,7 +151,7 @@ class GradSession:
                                              repeats=repeats)
             result = RunResult(framework, timing.device, timing, value, grads)
             if not _finite(grads):   # the NaN hunt: say where it started
-                from .trace import trace
+                from .tracing import trace
                 result.diagnosis = trace(self.active)(*inputs).explain()
             if check:
                 from .checking import check_gradient

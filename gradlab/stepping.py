@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .display import highlight_html
-from .trace import Step, TraceReport, Value, trace
+from .tracing import Step, TraceReport, Value, trace
 
 
 @dataclass

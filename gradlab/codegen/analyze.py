@@ -175,23 +175,40 @@ def check(fn: ir.Function, act: Activity, parsed_error: object, mode: str = "rev
 
 
 def _check_aliasing(fn: ir.Function, act: Activity, error: object) -> None:
-    """``y = x; x[0] = 1`` changes y in NumPy but not in generated code, which copies: refuse."""
+    """``y = x; x[0] = 1`` changes y in NumPy but not in generated code, which copies: refuse.
+
+    A copy matters if it was made before the write, or anywhere in a loop around the write
+    (the next iteration writes after it). gradlab's own copies (branch merges) never alias.
+    """
     aliases: dict[str, set[str]] = {}
-    for s in ir.walk(fn.body):
-        if isinstance(s, Assign) and s.op.kind == "copy" and isinstance(s.op.args[0], str):
+
+    def note(s: ir.Stmt) -> None:
+        if (isinstance(s, Assign) and s.op.kind == "copy" and isinstance(s.op.args[0], str)
+                and s.origin is not None):
             a, b = s.targets[0], s.op.args[0]
             aliases.setdefault(a, set()).add(b)
             aliases.setdefault(b, set()).add(a)
-    for s in ir.walk(fn.body):
-        if isinstance(s, Assign) and s.op.kind == "prim" and s.op.prim in ("index_update",
-                                                                             "index_add"):
-            name = s.op.args[0] if isinstance(s.op.args[0], str) else s.targets[0]
-            others = aliases.get(name, set()) - {name}
-            if others:
-                other = sorted(others)[0]
-                raise error(f"{name}[...] is assigned while {other} refers to the same array; "  # type: ignore[operator]
-                            f"gradlab's code copies instead of changing arrays in place, so "
-                            f"write {other} = {name}.copy() first", s.origin, "aliased update")
+
+    def visit(stmts: list[ir.Stmt]) -> None:
+        for s in stmts:
+            if isinstance(s, (ir.For, ir.While)):
+                for inner in ir.walk(s.body):
+                    note(inner)
+            note(s)
+            if isinstance(s, Assign) and s.op.kind == "prim" and s.op.prim in (
+                    "index_update", "index_add"):
+                name = s.op.args[0] if isinstance(s.op.args[0], str) else s.targets[0]
+                others = aliases.get(name, set()) - {name}
+                if others:
+                    other = sorted(others)[0]
+                    raise error(  # type: ignore[operator]
+                        f"{name}[...] is assigned while {other} refers to the same array; "
+                        f"gradlab's code copies instead of changing arrays in place, so write "
+                        f"{other} = {name}.copy() first", s.origin, "aliased update")
+            for block in ir.children(s):
+                visit(block)
+
+    visit(fn.body)
 
 
 def _no_rule_message(label: object, origin: ir.Origin | None, target: object = None) -> str:
@@ -246,8 +263,14 @@ def shape_classes(fn: ir.Function, scalar_params: set[str]) -> dict[str, Any]:
     for _ in range(6):
         changed = False
         for s in stmts:
-            result = _class_of(s, classes, opaque[id(s)]) if len(s.targets) == 1 else opaque[id(s)]
-            for t in s.targets:
+            if len(s.targets) == 1:
+                results = [_class_of(s, classes, opaque[id(s)])]
+            elif s.op.kind in ("tuple", "list") and len(s.op.args) == len(s.targets):
+                results = [_atom_class(a, classes) or f"{opaque[id(s)]}:{i}"
+                           for i, a in enumerate(s.op.args)]
+            else:
+                results = [f"{opaque[id(s)]}:{i}" for i in range(len(s.targets))]
+            for t, result in zip(s.targets, results):
                 old = classes.get(t)
                 if t in fn.params and old is not None and old != result:
                     new = f"mixed:{t}"
@@ -261,6 +284,15 @@ def shape_classes(fn: ir.Function, scalar_params: set[str]) -> dict[str, Any]:
         if not changed:
             break
     return classes
+
+
+def _atom_class(a: Any, classes: dict[str, Any]) -> Any:
+    if isinstance(a, ir.Const):
+        return SCALAR if isinstance(a.value, (int, float)) and not isinstance(
+            a.value, bool) else None
+    if isinstance(a, str):
+        return classes.get(a)
+    return None
 
 
 def _class_of(s: Assign, classes: dict[str, Any], opaque: Any) -> Any:

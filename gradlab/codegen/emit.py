@@ -142,11 +142,30 @@ class Emitter:
         if prim == "sum_list":
             return call(name("sum"), [self.atom(op.args[0])])
         from .rules import custom_function, is_custom
+        spelled = self._as_written(op)
+        if spelled is not None:
+            return spelled
         if is_custom(prim):
             fn = custom_function(prim)
             return call(name(self.portable_name(fn)), [self.atom(a) for a in op.args],
                         {k: self.atom(v) for k, v in op.kwargs.items()})
         return self.gl_call(prim, op.args, op.kwargs)
+
+    def _as_written(self, op: Op) -> gast.expr | None:
+        """A NumPy or ``math`` call on plain numbers keeps its own spelling (``np.sin(c)``):
+        a framework's function would refuse a bare Python number."""
+        if op.prim in CREATION or self.uses_arrays(op) or not op.source:
+            return None
+        parts = str(op.source).split(".")
+        found, module = self.resolver.scope.lookup(parts[0])
+        root = getattr(module, "__name__", "").split(".")[0] if found else ""
+        if root not in ("numpy", "math"):
+            return None
+        func: gast.expr = name(parts[0])
+        for part in parts[1:]:
+            func = gast.Attribute(value=func, attr=part, ctx=gast.Load())
+        return call(func, [self.atom(a) for a in op.args],
+                    {k: self.atom(v) for k, v in op.kwargs.items()})
 
     def gl_call(self, prim: str, args: list[Any], kwargs: dict[str, Any]) -> gast.Call:
         sig = signature(prim)
@@ -219,8 +238,23 @@ class _InlineRewriter(gast.NodeTransformer):
         self.force = force
 
     def _dynamic(self, node: gast.AST) -> bool:
-        return self.force or any(isinstance(n, gast.Name) and n.id in self.e.activity.arrays
-                   for n in gast.walk(node))
+        """Whether ``node`` computes on arrays: it names one, or it contains a call already
+        routed through ``gl`` (``np.sum(np.ones(4))``: the inner call makes an array)."""
+        if self.force:
+            return True
+        for n in gast.walk(node):
+            if isinstance(n, gast.Name) and n.id in self.e.activity.arrays:
+                return True
+            if (isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
+                    and isinstance(n.func.value, gast.Name) and n.func.value.id == self.e.gl):
+                return True
+        return False
+
+    def visit_BinOp(self, node: gast.BinOp) -> gast.expr:
+        self.generic_visit(node)
+        if isinstance(node.op, gast.MatMult) and self._dynamic(node):
+            return call(attr(self.e.gl, "matmul"), [node.left, node.right])
+        return node
 
     def visit_Call(self, node: gast.Call) -> gast.expr:
         self.generic_visit(node)

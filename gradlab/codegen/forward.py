@@ -47,8 +47,10 @@ class Forward:
 
     def build(self) -> gast.FunctionDef:
         fn = self.fn
+        check(fn, analyze(fn, self.wrt), _error, mode="forward")
+        from .normalize import split_self_updates
+        split_self_updates(fn.body, self.names, _tangent_reads_old)
         self.act = analyze(fn, self.wrt)
-        check(fn, self.act, _error, mode="forward")
         self.varied = self.act.varied
         self.classes = shape_classes(fn, self.scalar_params)
         self.lists = _lists(fn)
@@ -212,6 +214,23 @@ class Forward:
             return assign(self.dot(v), const(0.0))
         helper = "zeros_like_list" if v in self.lists else "zeros_like"
         return assign(self.dot(v), call(attr(self.gl, helper), [name(v)]))
+
+
+def _tangent_reads_old(s: Assign) -> bool:
+    """``y = f(..y..)``: the forward line is written before the tangent line, so a tangent
+    that reads the old ``y`` (``y = y * y``; a call ``y = helper(y)``) needs its own name."""
+    target = s.targets[0]
+    if target not in ir.op_reads(s.op):
+        return False
+    if s.op.kind == "user":
+        return True
+    if s.op.kind != "prim":
+        return False
+    rule = TANGENTS.get(s.op.prim)
+    if rule is None:
+        return False
+    bound = bindings(s.op)
+    return any(bound.get(p) == target and p in rule.reads for p in rule.params[1:])
 
 
 def _is_zero(e: gast.expr) -> bool:

@@ -7,7 +7,7 @@ import re
 
 import gast
 
-_MAX = 24
+_MAX = 32
 
 
 class Names:

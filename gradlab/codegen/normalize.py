@@ -558,10 +558,14 @@ class Normalizer:
         return Op("copy", args=[name]), name
 
     def _capture(self, fn: Any) -> list[ir.Stmt]:
-        saved = self.out
+        """Statements ``fn`` emits, as a separate block (a branch): computations memoized
+        before it stay usable, those made inside it stay inside it."""
+        saved, saved_memo = self.out, getattr(self, "memo", {})
         self.out = []
+        self.memo = dict(saved_memo)
         fn()
         out, self.out = self.out, saved
+        self.memo = saved_memo
         return out
 
 
@@ -674,3 +678,21 @@ def _is_insert_grad_of(node: gast.With, parsed: ParsedFunction) -> bool:
         obj = getattr(obj, attr, None)
     return getattr(obj, "__name__", "") == "insert_grad_of" and (
         getattr(obj, "__module__", "") or "").startswith("gradlab")
+
+
+def split_self_updates(stmts: list[ir.Stmt], names: Names, needs_split: Any) -> None:
+    """``y = f(y)`` where a rule needs both the old and the new ``y`` becomes
+    ``y_new = f(y)`` then ``y = y_new``, so each value keeps a name of its own. (Outside loops
+    renaming already gives the new value a new name; inside a loop ``y`` must stay ``y``.)"""
+    i = 0
+    while i < len(stmts):
+        s = stmts[i]
+        for block in ir.children(s):
+            split_self_updates(block, names, needs_split)
+        if isinstance(s, Assign) and len(s.targets) == 1 and needs_split(s):
+            target = s.targets[0]
+            fresh = names.fresh(f"{target}_new")
+            stmts[i:i + 1] = [Assign(s.origin, [fresh], s.op),
+                              Assign(s.origin, [target], Op("copy", args=[fresh]))]
+            i += 1
+        i += 1

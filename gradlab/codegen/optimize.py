@@ -39,7 +39,11 @@ def _fix_empty_blocks(block: list[gast.stmt]) -> None:
         if isinstance(s, gast.If):
             body = [t for t in s.body if not _is_comment(t)]
             orelse = [t for t in s.orelse if not _is_comment(t)]
-            if not body and not orelse and not _has_effect(s.test):
+            if not body and not orelse:
+                if _has_effect(s.test):   # keep the call the condition makes, drop the if
+                    block[i] = gast.Expr(value=s.test)
+                    i += 1
+                    continue
                 del block[i]
                 continue
             if not body:

@@ -102,11 +102,13 @@ class Reverse:
     # --- the whole function -------------------------------------------------------------------
     def build(self) -> gast.FunctionDef:
         fn = self.fn
+        check(fn, analyze(fn, self.wrt), self._error)   # on the program as the user wrote it
+        from .normalize import split_self_updates
+        split_self_updates(fn.body, self.names, _reads_old_and_new)
         if self.program.optimized:
             from .hoist import hoist
             hoist(fn.body)
         self.act = analyze(fn, self.wrt)
-        check(fn, self.act, self._error)
         self.classes = shape_classes(fn, self.scalar_params)
         self.classes[self.adj(fn.result)] = self.classes.get(fn.result)   # the seed's shape
         self.lists = _list_names(fn)
@@ -120,6 +122,11 @@ class Reverse:
             for t in ir.writes_in(st.body)
             if t in ir.reads_in(st.body) or isinstance(st, ir.For) and t == st.target}
         seed = self.adj(fn.result)
+        self.order = {id(st): i for i, st in enumerate(ir.walk(fn.body))}
+        self.first_def: dict[str, int] = {}
+        for st in ir.walk(fn.body):
+            for t in ir.stmt_writes(st):
+                self.first_def.setdefault(t, self.order[id(st)])
         self._plan_control(fn.body, depth=0, loop=None)
         self._place_grad_of(fn.body)
         for s in ir.walk(fn.body):
@@ -517,19 +524,23 @@ class Reverse:
         body = self._backward_block(s.body, body_state)
         orelse = self._backward_block(s.orelse, else_state)
         for v in sorted(body_state - else_state):
-            orelse.append(self._zero(v))
+            orelse.append(self._zero(v, s))
         for v in sorted(else_state - body_state):
-            body.append(self._zero(v))
+            body.append(self._zero(v, s))
         state.clear()
         state |= body_state | else_state
         out.extend(_if(test, body, orelse))
         if plan is not None and plan.push == "restore":
             out.extend(self._pop(v) for v in plan.pushed)
 
-    def _zero(self, v: str) -> gast.stmt:
-        """A zero gradient for ``v``; shaped like ``v`` where ``v`` surely exists, else the
-        number 0.0 (a variable assigned only on some paths may not exist on this one)."""
-        if v not in self.always_defined or self.classes.get(v) == SCALAR:
+    def _zero(self, v: str, at: ir.Stmt | None = None) -> gast.stmt:
+        """A zero gradient for ``v``, written where the backward pass reaches statement
+        ``at``: shaped like ``v`` when ``v`` is assigned before ``at`` runs forward (so it
+        exists), else the number 0.0 (a variable assigned later, or only on some paths)."""
+        exists = v in self.fn.params or (
+            at is not None and self.first_def.get(v, 1 << 30) < self.order.get(id(at), -1)) or (
+            at is None and v in self.always_defined)
+        if not exists or self.classes.get(v) == SCALAR:
             return assign(self.adj(v), const(0.0))
         helper = "zeros_like_list" if v in self.lists else "zeros_like"
         return assign(self.adj(v), call(attr(self.gl, helper), [name(v)]))
@@ -550,9 +561,9 @@ class Reverse:
             inits += sorted(grown)
             entry |= grown
         lost = entry - body_state
-        body += [self._zero(v) for v in sorted(lost)]
+        body += [self._zero(v, s) for v in sorted(lost)]
         self.emitter.last_origin[0] = None
-        out.extend(self._zero(v) for v in inits)
+        out.extend(self._zero(v, s) for v in inits)
         if isinstance(s, ir.For) and s.counter is None:
             rng = call(name("reversed"), [call(name("range"), [self.emitter.inline(a)
                                                               for a in s.range_args])])
@@ -598,7 +609,7 @@ class Reverse:
                     self._contribute(item.target, item.expr, state, lines)
             elif isinstance(item, ListElement):
                 if item.target not in state:
-                    lines.append(self._zero(item.target))
+                    lines.append(self._zero(item.target, s))
                     state.add(item.target)
                 d = self.adj(item.target)
                 element = gast.Subscript(value=name(d), slice=item.index, ctx=gast.Load())
@@ -686,6 +697,15 @@ class Reverse:
 
 
 # --- small helpers ----------------------------------------------------------------------------------
+def _reads_old_and_new(s: Assign) -> bool:
+    """Does the adjoint of ``y = f(..y..)`` need both the old ``y`` and the new one?"""
+    target = s.targets[0]
+    if s.op.kind != "prim" or target not in ir.op_reads(s.op):
+        return False
+    rule = ADJOINTS.get(s.op.prim)
+    return rule is not None and rule.reads_result()
+
+
 def _skip_broadcasts(body: list[gast.stmt], classes: dict[str, Any]) -> None:
     """``d = gl.broadcast_like(g, X)`` used once, as a factor of a product that already has a
     factor shaped like ``X``: the product broadcasts ``g`` by itself, so skip the copy.

@@ -23,14 +23,18 @@ def _not(n: str) -> gast.expr:
     return gast.UnaryOp(op=gast.Not(), operand=_name(n))
 
 
-def has(stmts: list[ir.Stmt], kinds: tuple[type, ...], into_loops: bool = False) -> bool:
+def has(stmts: list[ir.Stmt], kinds: tuple[type, ...], into_loops: bool = False,
+        flag: str | None = None) -> bool:
     """Whether ``stmts`` contain a statement of ``kinds`` (by default not looking into loops,
-    whose break/continue are their own)."""
+    whose break/continue are their own). A loop that assigns ``flag`` — the flag a ``return``
+    inside a loop sets — counts as a return."""
     for s in stmts:
         if isinstance(s, kinds):
             return True
-        if isinstance(s, ir.If) and (has(s.body, kinds, into_loops) or
-                                     has(s.orelse, kinds, into_loops)):
+        if flag and isinstance(s, (ir.For, ir.While)) and flag in ir.writes_in(s.body):
+            return True
+        if isinstance(s, ir.If) and (has(s.body, kinds, into_loops, flag) or
+                                     has(s.orelse, kinds, into_loops, flag)):
             return True
         if isinstance(s, (ir.For, ir.While)) and (into_loops or ir.Return in kinds) and has(
                 s.body, kinds, into_loops):
@@ -57,18 +61,20 @@ def structure(stmts: list[ir.Stmt], kinds: tuple[type, ...], flag_for: "FlagMake
         if isinstance(s, kinds):
             out.append(s)
             return out  # the rest never runs
-        if isinstance(s, ir.If) and (has(s.body, kinds) or has(s.orelse, kinds)):
+        flag = flag_for.name if ir.Return in kinds else None
+        if isinstance(s, ir.If) and (has(s.body, kinds, flag=flag) or
+                                     has(s.orelse, kinds, flag=flag)):
             s.body = structure(s.body, kinds, flag_for)
             s.orelse = structure(s.orelse, kinds, flag_for)
             body_exits, else_exits = always(s.body, kinds), always(s.orelse, kinds)
             if body_exits and else_exits:
                 out.append(s)
                 return out
-            if body_exits and not has(s.orelse, kinds):
+            if body_exits and not has(s.orelse, kinds, flag=flag):
                 s.orelse = structure(s.orelse + rest, kinds, flag_for)
                 out.append(s)
                 return out
-            if else_exits and not has(s.body, kinds):
+            if else_exits and not has(s.body, kinds, flag=flag):
                 s.body = structure(s.body + rest, kinds, flag_for)
                 out.append(s)
                 return out
@@ -141,6 +147,8 @@ def lower_returns(fn: ir.Function, names: Names, parsed: ParsedFunction) -> None
     _drop_returns(fn.body)
     if flags.name is not None:
         fn.body.insert(0, Assign(None, [flags.name], Op("copy", args=[Const(False)])))
+        # the result exists on every path, even before a return assigns it
+        fn.body.insert(0, Assign(None, [fn.result], Op("copy", args=[Const(None)])))
     del needs_break
     _structure_loops(fn.body, names)
 

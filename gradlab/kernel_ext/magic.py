@@ -89,7 +89,7 @@ class GradMagics(Magics):
         session = GradSession(df, inputs)
         task = None
         if args.exercise:
-            from ..exercise import Exercise
+            from ..exercises import Exercise
             if inputs is None:
                 _restore(ns, saved)
                 ns.pop(gradient_name, None)

@@ -86,12 +86,12 @@ class GradPanel:
         if self.session.args is None:
             raise ValueError("no inputs to step through: give them with --run")
         if self.stepper is None:
-            from ..step import Stepper
+            from ..stepping import Stepper
             self.stepper = Stepper(self.session.active, *self.session.args)
         return self.stepper
 
     def graph_html(self) -> str:
-        from ..graph import graph
+        from ..graphs import graph
         try:
             args = self.session.args or ()
             return graph(self.session.active, *args).html()
@@ -318,7 +318,7 @@ def show(df: Any, *args: Any, backend: str = "numpy", device: str = "cpu",
     session = GradSession(df, args or None)
     task = None
     if exercise:
-        from ..exercise import Exercise
+        from ..exercises import Exercise
         task = Exercise(df, *args)
     panel = GradPanel(session, backend=backend, device=device, check=check, exercise=task)
     if args and not exercise:

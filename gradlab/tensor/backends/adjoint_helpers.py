@@ -118,6 +118,8 @@ def install(ns: dict[str, Any]) -> None:
         """``zeros_like`` that also takes a Python list of arrays (a list is a value too)."""
         if type(x) is list or type(x) is tuple:
             return [zeros_like_any(v) for v in x]
+        if x is None:    # a result not computed on this path: its gradient is simply zero
+            return 0.0
         return native_zeros_like(x) if dtype is None else native_zeros_like(x, dtype)
 
     def index_add_any(x: Any, index: Any, values: Any) -> Any:

@@ -329,10 +329,17 @@ def _flat_positions(x: Any, index: Any) -> Any:
     return getitem(positions, index)
 
 
+def _as(values: Any, dtype: Any) -> Any:
+    """``values`` in ``dtype``; Python numbers directly (a cast would go through float32)."""
+    if isinstance(values, (tf.Tensor, tf.Variable)):
+        return tf.cast(values, dtype)
+    return tf.convert_to_tensor(values, dtype=dtype)
+
+
 def index_update(x: Any, index: Any, values: Any) -> Any:
     x = _t(x)
     pos = _flat_positions(x, index)
-    vals = tf.broadcast_to(tf.cast(values, x.dtype), tf.shape(pos))
+    vals = tf.broadcast_to(_as(values, x.dtype), tf.shape(pos))
     flat = tf.tensor_scatter_nd_update(tf.reshape(x, (-1,)), tf.reshape(pos, (-1, 1)),
                                        tf.reshape(vals, (-1,)))
     return tf.reshape(flat, tf.shape(x))
@@ -341,7 +348,7 @@ def index_update(x: Any, index: Any, values: Any) -> Any:
 def index_add(x: Any, index: Any, values: Any) -> Any:
     x = _t(x)
     pos = _flat_positions(x, index)
-    vals = tf.broadcast_to(tf.cast(values, x.dtype), tf.shape(pos))
+    vals = tf.broadcast_to(_as(values, x.dtype), tf.shape(pos))
     flat = tf.tensor_scatter_nd_add(tf.reshape(x, (-1,)), tf.reshape(pos, (-1, 1)),
                                     tf.reshape(vals, (-1,)))
     return tf.reshape(flat, tf.shape(x))
