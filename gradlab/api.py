@@ -162,7 +162,7 @@ class GradientFunction(GeneratedFunction):
         else:
             with_seed: dict[str, Any] = {**kwargs, str(self.seed_name): seed}
             value, grads = impl(*args, **with_seed)
-            if automatic and getattr(value, "shape", ()):
+            if automatic and len(getattr(value, "shape", ())):
                 _require_scalar(value, self)
         if self.many and len(self.wrt) == 1:
             grads = (grads,)
