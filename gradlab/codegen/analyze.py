@@ -9,7 +9,7 @@ tensor layer.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import gast
 
@@ -70,7 +70,15 @@ def _targets(s: ir.Stmt) -> list[str]:
     return []
 
 
-def analyze(fn: ir.Function, wrt: list[str]) -> Activity:
+#: Whether a call of a user function returns an array, given which of its arguments are arrays.
+UserResult = Callable[[Any, tuple[bool, ...]], bool]
+
+
+def analyze(fn: ir.Function, wrt: list[str], arrays: set[str] | None = None,
+            user_result: UserResult | None = None) -> Activity:
+    """``arrays``: the parameters that hold arrays (default: all; a helper called with Python
+    numbers gets a copy of its own where they stay numbers). ``user_result`` tells whether a
+    call of a user function gives an array (default: always)."""
     act = Activity()
     stmts = list(ir.walk(fn.body))
     act.varied = set(wrt)
@@ -93,7 +101,7 @@ def analyze(fn: ir.Function, wrt: list[str]) -> Activity:
                 if new:
                     act.useful |= new
                     changed = True
-    act.arrays = set(fn.params)
+    act.arrays = set(fn.params) if arrays is None else set(arrays)
     changed = True
     while changed:
         changed = False
@@ -104,7 +112,7 @@ def analyze(fn: ir.Function, wrt: list[str]) -> Activity:
                     act.arrays.add(s.target)
                     changed = True
                 continue
-            if _makes_array(s.op, act.arrays):
+            if _makes_array(s.op, act.arrays, user_result):
                 for t in s.targets:
                     if t not in act.arrays:
                         act.arrays.add(t)
@@ -112,7 +120,14 @@ def analyze(fn: ir.Function, wrt: list[str]) -> Activity:
     return act
 
 
-def _makes_array(op: Op, arrays: set[str]) -> bool:
+def array_arguments(op: Op, arrays: set[str]) -> tuple[bool, ...]:
+    """For a call of a user function: which of its arguments are arrays."""
+    return tuple(bool(ir.atom_names(a) & arrays) for a in op.args)
+
+
+def _makes_array(op: Op, arrays: set[str], user_result: UserResult | None = None) -> bool:
+    if op.kind == "user" and user_result is not None:
+        return user_result(op.callee, array_arguments(op, arrays))
     if op.kind == "prim":
         if op.prim in CREATION:
             return True
@@ -167,6 +182,12 @@ def check(fn: ir.Function, act: Activity, parsed_error: object, mode: str = "rev
                 s.op.prim not in NONDIFFERENTIABLE) and set(s.targets) & act.useful and (
                 differentiable_inputs(s) & act.varied):
             raise NoRuleError(_no_rule_message(s.op.source or s.op.prim, s.origin))
+        if isinstance(s, ir.Effect) and s.call and s.node is not None and (
+                _names_read(s.node) & (act.varied | act.arrays)):
+            raise error(f"{s.call}(...) on a line of its own can only matter by changing its "  # type: ignore[operator]
+                        f"arguments in place, which gradlab cannot follow (its code makes new "
+                        f"arrays instead of changing old ones): assign a result instead",
+                        s.origin, "in-place update")
         if isinstance(s, ir.Effect) and s.kind == "inplace" and s.target in act.varied:
             raise error(f"an in-place update of {s.target}, an array that carries a gradient, "  # type: ignore[operator]
                         f"cannot be followed: write {s.target} = ... with a new value",
@@ -174,41 +195,122 @@ def check(fn: ir.Function, act: Activity, parsed_error: object, mode: str = "rev
     _check_aliasing(fn, act, error)
 
 
+#: Primitives whose NumPy result may be a view sharing memory with their first operand.
+_VIEWS = {"transpose", "reshape", "swapaxes", "moveaxis", "squeeze", "expand_dims", "flatten"}
+
+
+def _names_read(node: gast.AST) -> set[str]:
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
+            and isinstance(n.ctx, gast.Load)}
+
+
+def _makes_view(op: Op) -> bool:
+    """``y[1:]``, ``y.T``, ``y.reshape(...)``: in NumPy the result shares y's memory."""
+    if op.kind != "prim" or not op.args or not isinstance(op.args[0], str):
+        return False
+    if op.prim == "getitem":
+        index = op.args[1] if len(op.args) > 1 else None
+        return isinstance(index, gast.AST) and any(
+            isinstance(n, gast.Slice) or isinstance(n, gast.Constant) and (
+                n.value is None or n.value is Ellipsis) for n in gast.walk(index))
+    return op.prim in _VIEWS
+
+
+def _in_place_write(s: ir.Stmt, act: Activity) -> str | None:
+    """The array a statement changes in place: ``y[i] = v`` and ``y += v`` on an array."""
+    if not isinstance(s, Assign) or s.op.kind != "prim":
+        return None
+    if s.op.prim in ("index_update", "index_add"):
+        return s.op.args[0] if isinstance(s.op.args[0], str) else s.targets[0]
+    if s.augmented and s.op.args and isinstance(s.op.args[0], str) and (
+            s.op.args[0] in act.arrays):
+        return s.op.args[0]
+    return None
+
+
 def _check_aliasing(fn: ir.Function, act: Activity, error: object) -> None:
-    """``y = x; x[0] = 1`` changes y in NumPy but not in generated code, which copies: refuse.
+    """``y = x; x[0] = 1`` (or ``z = y[1:]; y += 1``) changes the other name in NumPy but not
+    in generated code, which makes new arrays instead of changing old ones: refuse.
 
-    A copy matters if it was made before the write, or anywhere in a loop around the write
-    (the next iteration writes after it). gradlab's own copies (branch merges) never alias.
+    A copy or view made before the write matters if it is read after the write (or, not being
+    made anew in a loop around the write, anywhere in that loop: the next iteration). One made
+    later in a loop around the write matters if the loop reads it before making it again. A
+    temporary sliced once, ``v = (x * 2.0)[0, :]; v -= 1.0``, shares memory with nothing anyone
+    reads. gradlab's own copies (branch merges) never alias.
     """
-    aliases: dict[str, set[str]] = {}
+    stmts = list(ir.walk(fn.body))
+    order = {id(s): i for i, s in enumerate(stmts)}
+    reads_at = [ir.stmt_reads(s) for s in stmts]
+    links: dict[str, list[tuple[str, int]]] = {}   # name -> (the other name, where linked)
+    views: set[frozenset[str]] = set()
+    for s in stmts:
+        if not isinstance(s, Assign) or s.origin is None or len(s.targets) != 1:
+            continue
+        view = _makes_view(s.op)
+        if (s.op.kind == "copy" and isinstance(s.op.args[0], str)) or view:
+            a, b = s.targets[0], str(s.op.args[0])
+            links.setdefault(a, []).append((b, order[id(s)]))
+            links.setdefault(b, []).append((a, order[id(s)]))
+            if view:
+                views.add(frozenset((a, b)))
 
-    def note(s: ir.Stmt) -> None:
-        if (isinstance(s, Assign) and s.op.kind == "copy" and isinstance(s.op.args[0], str)
-                and s.origin is not None):
-            a, b = s.targets[0], s.op.args[0]
-            aliases.setdefault(a, set()).add(b)
-            aliases.setdefault(b, set()).add(a)
+    def read_between(name: str, start: int, stop: int) -> bool:
+        return any(name in r for r in reads_at[start:stop])
 
-    def visit(stmts: list[ir.Stmt]) -> None:
-        for s in stmts:
-            if isinstance(s, (ir.For, ir.While)):
-                for inner in ir.walk(s.body):
-                    note(inner)
-            note(s)
-            if isinstance(s, Assign) and s.op.kind == "prim" and s.op.prim in (
-                    "index_update", "index_add"):
-                name = s.op.args[0] if isinstance(s.op.args[0], str) else s.targets[0]
-                others = aliases.get(name, set()) - {name}
-                if others:
-                    other = sorted(others)[0]
-                    raise error(  # type: ignore[operator]
-                        f"{name}[...] is assigned while {other} refers to the same array; "
-                        f"gradlab's code copies instead of changing arrays in place, so write "
-                        f"{other} = {name}.copy() first", s.origin, "aliased update")
-            for block in ir.children(s):
-                visit(block)
+    def matters(other: str, linked: int, write: int, loops: list[Any]) -> bool:
+        if linked < write:
+            if read_between(other, write + 1, len(stmts)):
+                return True
+            return any(other in ir.reads_in(loop.body) and other not in ir.writes_in(loop.body)
+                       for loop in loops)
+        around = [loop for loop in loops if order[id(loop)] < linked <= _end(loop, order)]
+        return bool(around) and read_between(other, order[id(around[-1])] + 1, linked)
 
-    visit(fn.body)
+    def sharing(name: str, write: int, loops: list[Any]) -> list[str]:
+        seen, todo, found = {name}, [(name, -1)], []
+        while todo:
+            current, latest = todo.pop()
+            for other, linked in links.get(current, ()):
+                if other in seen:
+                    continue
+                seen.add(other)
+                when = max(latest, linked)
+                todo.append((other, when))
+                if matters(other, when, write, loops):
+                    found.append(other)
+        return sorted(found)
+
+    def visit(block: list[ir.Stmt], loops: list[Any]) -> None:
+        for s in block:
+            name = _in_place_write(s, act)
+            others = sharing(name, order[id(s)], loops) if name else []
+            if name and others:
+                other = others[0]
+                how = " (a view of it)" if frozenset((name, other)) in views else ""
+                assert isinstance(s, Assign)
+                if s.augmented:
+                    fix = f"write {name} = {name} {_OPERATOR_TEXT.get(s.op.prim, '+')} ..."
+                else:
+                    fix = f"write {other} = {name}.copy() first"
+                raise error(  # type: ignore[operator]
+                    f"{name} is changed in place while {other} refers to the same array{how}, "
+                    f"so in NumPy {other} changes too; gradlab's code makes a new array "
+                    f"instead, so {fix}", s.origin, "aliased in-place update")
+            inner = loops + [s] if isinstance(s, (ir.For, ir.While)) else loops
+            for child in ir.children(s):
+                visit(child, inner)
+
+    visit(fn.body, [])
+
+
+def _end(loop: Any, order: dict[int, int]) -> int:
+    """The walk index of a loop's last statement."""
+    inner = list(ir.walk(loop.body))
+    return order[id(inner[-1])] if inner else order[id(loop)]
+
+
+_OPERATOR_TEXT = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "power": "**",
+                  "floor_divide": "//", "mod": "%", "matmul": "@"}
 
 
 def _no_rule_message(label: object, origin: ir.Origin | None, target: object = None) -> str:

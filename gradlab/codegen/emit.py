@@ -95,7 +95,7 @@ class Emitter:
     gl: str
     activity: Activity
     resolver: Resolver
-    portable_name: Callable[[Any], str]          # user function -> name of its portable copy
+    portable_name: Callable[..., str]   # (user function, which args are arrays) -> its copy
     last_origin: list[Any] = field(default_factory=lambda: [None])
 
     def atom(self, a: Any) -> gast.expr:
@@ -118,7 +118,9 @@ class Emitter:
         if op.kind == "static":
             return self.inline(op.node)  # type: ignore[arg-type]
         if op.kind == "user":
-            return call(name(self.portable_name(op.callee)), [self.atom(a) for a in op.args])
+            from .analyze import array_arguments
+            copy_name = self.portable_name(op.callee, array_arguments(op, self.activity.arrays))
+            return call(name(copy_name), [self.atom(a) for a in op.args])
         if op.kind == "pop":
             return call(attr(str(op.args[0]), "pop"), [])
         return self.prim_expr(op)

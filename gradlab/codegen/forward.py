@@ -27,8 +27,11 @@ class Forward:
     """Builds ``<f>_jvp(*args, *tangents) -> (value, tangent)`` for one normalized function."""
 
     def __init__(self, program: Any, unit: Any, wrt: list[str], func_name: str,
-                 subroutine: bool = False, scalar_params: set[str] | None = None) -> None:
-        self.scalar_params = scalar_params or set()
+                 subroutine: bool = False, scalar_params: set[str] | None = None,
+                 arrays: set[str] | None = None) -> None:
+        self.arrays = arrays          # the parameters holding arrays (None: all of them)
+        self.scalar_params = (scalar_params or set()) | (
+            set() if arrays is None else set(unit.ir.params) - arrays)
         self.program = program
         self.unit = unit
         self.fn: ir.Function = copy.deepcopy(unit.ir)
@@ -36,7 +39,7 @@ class Forward:
         self.wrt = wrt
         self.func_name = func_name
         self.subroutine = subroutine
-        self.emitter = program.emitter_for(unit, self.names)
+        self.emitter = program.emitter_for(unit, self.names, arrays)
         self.gl = program.gl
         self.tangents: dict[str, str] = {}
 
@@ -47,10 +50,10 @@ class Forward:
 
     def build(self) -> gast.FunctionDef:
         fn = self.fn
-        check(fn, analyze(fn, self.wrt), _error, mode="forward")
+        check(fn, self.program.activity(fn, self.wrt, self.arrays), _error, mode="forward")
         from .normalize import split_self_updates
         split_self_updates(fn.body, self.names, _tangent_reads_old)
-        self.act = analyze(fn, self.wrt)
+        self.act = self.program.activity(fn, self.wrt, self.arrays)
         self.varied = self.act.varied
         self.classes = shape_classes(fn, self.scalar_params)
         self.lists = _lists(fn)
@@ -139,7 +142,8 @@ class Forward:
         if op.kind == "user":
             active = tuple(i for i, a in enumerate(op.args) if isinstance(a, str)
                            and a in self.varied)
-            jvp = self.program.jvp(op.callee, active)
+            from .analyze import array_arguments
+            jvp = self.program.jvp(op.callee, active, array_arguments(op, self.act.arrays))
             args = [self.emitter.atom(a) for a in op.args] + [name(self.dot(str(op.args[i])))
                                                               for i in active]
             # the forward line already computed the value; the jvp recomputes it alongside

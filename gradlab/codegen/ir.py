@@ -61,6 +61,7 @@ class Assign(Stmt):
 
     targets: list[str]
     op: Op
+    augmented: bool = False      # written ``y += ...``: in place on NumPy and torch arrays
 
 
 @dataclass
@@ -72,6 +73,7 @@ class Effect(Stmt):
     target: str = ""
     value: Atom | None = None
     node: gast.stmt | None = None
+    call: str = ""               # a call kept for its effect on its arguments: np.copyto...
 
 
 @dataclass

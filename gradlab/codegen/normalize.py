@@ -6,6 +6,7 @@ is generated: a refusal is always better than a silently wrong gradient.
 """
 from __future__ import annotations
 
+import builtins
 import inspect
 from typing import Any
 
@@ -67,6 +68,7 @@ class Normalizer:
     def function(self) -> ir.Function:
         node = self.parsed.node
         self._refuse_unsupported(node)
+        self._refuse_undefined_names(node)
         args = node.args
         if args.vararg is not None or args.kwarg is not None:
             raise self.parsed.error("a function with *args or **kwargs cannot be differentiated; "
@@ -99,9 +101,33 @@ class Normalizer:
                 if not _is_insert_grad_of(node, self.parsed):
                     raise self.parsed.error("with-blocks are not supported, except "
                                             "`with gradlab.insert_grad_of(x) as dx:`", node, "with")
+            if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and (
+                    node.func.id in ("eval", "exec")) and node.func.id not in self.locals and (
+                    self.parsed.scope.lookup(node.func.id)[1] is getattr(builtins, node.func.id)):
+                raise self.parsed.error(f"{node.func.id}() runs code gradlab cannot read, so it "
+                                        f"cannot differentiate it: write the code itself",
+                                        node, node.func.id)
             if isinstance(node, gast.Match if hasattr(gast, "Match") else ()):
                 raise self.parsed.error("match statements are not supported: use if/elif",
                                         node, "match")
+
+    def _refuse_undefined_names(self, root: gast.FunctionDef) -> None:
+        """A name that is neither local nor found where the function was defined would only fail
+        when the generated code runs (or, for a constant, silently give it no gradient): say so
+        now, at the user's line."""
+        defaults = {id(n) for d in root.args.defaults + root.args.kw_defaults if d is not None
+                    for n in gast.walk(d)}
+        for node in gast.walk(root):
+            if not isinstance(node, gast.Name) or not isinstance(node.ctx, gast.Load) or (
+                    id(node) in defaults or node.id in self.locals):
+                continue
+            if self.parsed.scope.lookup(node.id)[0]:
+                continue
+            unbound = node.id in self.parsed.fn.__code__.co_freevars
+            detail = (" yet: it belongs to the enclosing function, which has not assigned it"
+                      if unbound else "")
+            raise self.parsed.error(f"name {node.id!r} is not defined{detail}", node,
+                                    "unknown name")
 
     # --- statements ---------------------------------------------------------------------------
     def block(self, stmts: list[gast.stmt]) -> list[ir.Stmt]:
@@ -236,6 +262,9 @@ class Normalizer:
             value = gast.BinOp(left=gast.Name(target.id, gast.Load(), None, None), op=node.op,
                                right=node.value)
             self.assign_to(target.id, value)
+            last = self.out[-1]
+            if isinstance(last, Assign) and last.targets == [target.id]:
+                last.augmented = True   # NumPy and torch change the array in place
         elif isinstance(target, gast.Subscript):
             if isinstance(node.op, gast.Add):
                 self._setitem(target, node.value, node, "index_add")
@@ -270,7 +299,21 @@ class Normalizer:
                     self.emit(ir.Effect(self.origin, "inplace", target=parts[0],
                                         node=gast.Expr(value=value)))
                     return
-        self.emit(ir.Effect(self.origin, "static", node=gast.Expr(value=self.inline(value))))
+        effect = ir.Effect(self.origin, "static", node=gast.Expr(value=self.inline(value)))
+        if isinstance(value, gast.Call):
+            effect.call = self._discarded_call(value)
+        self.emit(effect)
+
+    def _discarded_call(self, node: gast.Call) -> str:
+        """The name of a call on a line of its own that can only matter by changing its
+        arguments (``np.copyto(y, v)``, ``np.add(a, b, out=a)``); '' for one that is harmless
+        there (``print``, the user's own function, a primitive whose result is unused)."""
+        try:
+            res = self.resolver.call(node)
+        except BindError:       # e.g. out=, which no primitive takes
+            from .resolve import _label
+            return _label(node.func)
+        return res.label if res.kind == "unknown" else ""
 
     def _for(self, node: gast.For) -> None:
         target, it = node.target, node.iter

@@ -87,7 +87,7 @@ def parse_function(fn: Any) -> ParsedFunction:
     except SyntaxError as e:
         raise GradlabError(f"cannot parse the source of {fn.__qualname__}: {e}") from None
     node = module.body[0]
-    if not isinstance(node, gast.FunctionDef):
+    if not isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
         raise GradlabError(f"the source of {fn.__qualname__} is not a plain def")
     node.decorator_list = []
     closure = {}
@@ -100,6 +100,7 @@ def parse_function(fn: Any) -> ParsedFunction:
     parsed = ParsedFunction(fn, node, filename, first_line or 1,
                             [line.rstrip("\n") for line in source.splitlines()],
                             Scope(fn.__globals__, closure))
-    if isinstance(node, gast.AsyncFunctionDef):  # pragma: no cover - gast maps both
-        raise parsed.error("async functions cannot be differentiated", node, "async def")
+    if isinstance(node, gast.AsyncFunctionDef):
+        raise parsed.error("async functions cannot be differentiated: a coroutine computes "
+                           "no value until it is awaited; write a plain def", node, "async def")
     return parsed

@@ -62,6 +62,7 @@ class Program:
     done: dict[Any, str] = field(default_factory=dict)
     free: dict[str, Any] = field(default_factory=dict)
     top_names: set[str] = field(default_factory=set)
+    first_variant: dict[Any, tuple[bool, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.units[self.main.fn] = self.main
@@ -98,11 +99,28 @@ class Program:
                                    f"{self.main.fn.__qualname__} is defined; rename one of them")
             self.free[key] = value
 
-    def emitter_for(self, unit: Unit, names: Names) -> Emitter:
-        from .analyze import analyze
-        activity = analyze(unit.ir, [])
+    def emitter_for(self, unit: Unit, names: Names, arrays: set[str] | None = None) -> Emitter:
+        activity = self.activity(unit.ir, [], arrays)
         return Emitter(GL, activity, Resolver(unit.parsed.scope, unit.parsed.fn.__code__ and
                                               _local_names(unit)), self.portable)
+
+    # --- which values are arrays ----------------------------------------------------------------
+    def activity(self, fn: ir.Function, wrt: list[str], arrays: set[str] | None = None) -> Any:
+        """:func:`analyze`, knowing what each call of a user function returns."""
+        from .analyze import analyze
+        return analyze(fn, wrt, arrays, self.returns_array)
+
+    def returns_array(self, fn: Any, mask: tuple[bool, ...]) -> bool:
+        """Whether user function ``fn`` returns an array when the arguments marked in ``mask``
+        are arrays (``_helper(0.5)`` on Python numbers returns a number)."""
+        key = ("returns_array", fn, mask)
+        if key in self.done:
+            return bool(self.done[key])
+        self.done[key] = "yes"      # a recursive call, while this is being worked out
+        unit = self.unit(fn)
+        act = self.activity(unit.ir, [], array_params(unit, mask))
+        self.done[key] = "yes" if unit.ir.result in act.arrays else ""
+        return bool(self.done[key])
 
     def reserve(self, wanted: str) -> str:
         """A name for a generated function that no user code in this program uses."""
@@ -120,21 +138,23 @@ class Program:
             optimize(fn_def, keep, unit.user_names)
         self.defs.append(fn_def)
 
-    def portable(self, fn: Any) -> str:
-        """The name of a copy of user function ``fn`` that runs on any backend."""
+    def portable(self, fn: Any, mask: tuple[bool, ...] | None = None) -> str:
+        """The name of a copy of user function ``fn`` that runs on any backend, for a call whose
+        arguments marked in ``mask`` are arrays (default: all); the others are Python numbers,
+        which the copy computes with as the user wrote it (``np.sin(a)``, not ``gl.sin(a)``)."""
         from .rules import custom_rule_for
         if custom_rule_for(fn) is not None:   # a user primitive: called as it is
             self.free.setdefault(fn.__name__, fn)
             return fn.__name__
-        key = ("portable", fn)
+        unit = self.unit(fn)
+        mask = _full_mask(unit, mask)
+        key = ("portable", fn, mask)
         if key in self.done:
             return self.done[key]
-        fname = fn.__name__
+        fname = self._variant_name(fn, unit, mask, "")
         self.done[key] = fname
-        self.top_names.add(fname)
-        unit = self.unit(fn)
         names = copy.deepcopy(unit.names)
-        emitter = self.emitter_for(unit, names)
+        emitter = self.emitter_for(unit, names, array_params(unit, mask))
         body: list[gast.stmt] = []
         for s in unit.ir.body:
             body.extend(_forward_lines(emitter, s))
@@ -143,42 +163,72 @@ class Program:
         self.add(_function_def(fname, unit, [], [], body), unit, {unit.ir.result})
         return fname
 
-    def vjp(self, fn: Any, active: tuple[int, ...]) -> str:
+    def vjp(self, fn: Any, active: tuple[int, ...], mask: tuple[bool, ...] | None = None
+            ) -> str:
         """The name of the vector-Jacobian product of user function ``fn`` with respect to the
-        parameters at positions ``active``: ``fn_vjp(*args, dresult) -> their gradients``."""
-        key = ("vjp", fn, active)
+        parameters at positions ``active``: ``fn_vjp(*args, dresult) -> their gradients``
+        (``mask``: which arguments are arrays, as for :meth:`portable`)."""
+        unit = self.unit(fn)
+        mask = _full_mask(unit, mask)
+        key = ("vjp", fn, active, mask)
         if key in self.done:
             return self.done[key]
-        unit = self.unit(fn)
         params = unit.ir.params
         suffix = "" if len(active) == len(params) else "_" + "_".join(params[i] for i in active)
-        fname = self.reserve(f"{fn.__name__}_vjp{suffix}")
+        fname = self._variant_name(fn, unit, mask, f"_vjp{suffix}")
         self.done[key] = fname
-        self.portable(fn)
+        self.portable(fn, mask)
         from .reverse import REQUIRED, Reverse
-        builder = Reverse(self, unit, [params[i] for i in active], REQUIRED, fname)
+        builder = Reverse(self, unit, [params[i] for i in active], REQUIRED, fname,
+                          arrays=array_params(unit, mask))
         fn_def = builder.build()
         self.add(fn_def, unit, set())
         return fname
 
-    def jvp(self, fn: Any, active: tuple[int, ...]) -> str:
-        key = ("jvp", fn, active)
+    def jvp(self, fn: Any, active: tuple[int, ...], mask: tuple[bool, ...] | None = None
+            ) -> str:
+        unit = self.unit(fn)
+        mask = _full_mask(unit, mask)
+        key = ("jvp", fn, active, mask)
         if key in self.done:
             return self.done[key]
-        unit = self.unit(fn)
         params = unit.ir.params
         suffix = "" if len(active) == len(params) else "_" + "_".join(params[i] for i in active)
-        fname = self.reserve(f"{fn.__name__}_jvp{suffix}")
+        fname = self._variant_name(fn, unit, mask, f"_jvp{suffix}")
         self.done[key] = fname
-        self.portable(fn)
+        self.portable(fn, mask)
         from .forward import Forward
-        fn_def = Forward(self, unit, [params[i] for i in active], fname, subroutine=True).build()
+        fn_def = Forward(self, unit, [params[i] for i in active], fname, subroutine=True,
+                         arrays=array_params(unit, mask)).build()
         self.add(fn_def, unit, set())
         return fname
+
+    def _variant_name(self, fn: Any, unit: Unit, mask: tuple[bool, ...], suffix: str) -> str:
+        """``helper`` (or ``helper_vjp``...) for the first variant of a helper; a later one, for
+        Python numbers in some parameters, says which: ``helper_of_number_scale``."""
+        if (fn, suffix) not in self.first_variant:
+            self.first_variant[(fn, suffix)] = mask
+            if not suffix:            # the portable copy keeps the user's name
+                self.top_names.add(fn.__name__)
+                return str(fn.__name__)
+            return self.reserve(f"{fn.__name__}{suffix}")
+        numbers = [p for p, is_array in zip(unit.ir.params, mask) if not is_array]
+        plural = "s" if len(numbers) > 1 else ""
+        return self.reserve(f"{fn.__name__}_of_number{plural}_{'_'.join(numbers)}{suffix}")
 
     # --- output --------------------------------------------------------------------------------
     def source(self) -> Source:
         return to_source(self.defs)
+
+
+def _full_mask(unit: Unit, mask: tuple[bool, ...] | None) -> tuple[bool, ...]:
+    params = unit.ir.params
+    return (True,) * len(params) if mask is None else tuple(mask) + (False,) * (
+        len(params) - len(mask))
+
+
+def array_params(unit: Unit, mask: tuple[bool, ...]) -> set[str]:
+    return {p for p, is_array in zip(unit.ir.params, mask) if is_array}
 
 
 def _local_names(unit: Unit) -> set[str]:

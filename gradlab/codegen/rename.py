@@ -71,12 +71,12 @@ class Renamer:
         if isinstance(s, Assign):
             op = self.read_op(s.op)
             targets = [self.write(t, in_loop) for t in s.targets]
-            return [Assign(s.origin, targets, op)]
+            return [Assign(s.origin, targets, op, s.augmented)]
         if isinstance(s, ir.Effect):
             value = self.read(s.value)
             node = self.read(s.node) if s.node is not None else None
             target = self.version.get(s.target, s.target) if s.target else ""
-            return [ir.Effect(s.origin, s.kind, target, value, node)]
+            return [ir.Effect(s.origin, s.kind, target, value, node, s.call)]
         if isinstance(s, ir.GradOf):
             body = [self.read(b) for b in s.body]
             return [ir.GradOf(s.origin, self.version.get(s.name, s.name), s.alias, body)]

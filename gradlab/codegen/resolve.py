@@ -22,11 +22,23 @@ from .primitives import METHODS, PATHS, VARARG_METHODS, Meaning
 #: Pseudo-primitives that exist only in generated code (identity and list helpers).
 EXTRA_SIGNATURES = {"copy": "(x)", "sum_list": "(xs)", "list_getitem": "(x, index)"}
 
-#: Builtins that never carry a gradient and are kept as written.
-STATIC_BUILTINS = {"len", "range", "print", "int", "bool", "str", "isinstance", "type", "round",
-                   "divmod", "any", "all", "list", "tuple", "dict", "enumerate", "zip", "repr",
-                   "format", "hasattr", "getattr", "callable", "id", "hash", "ord", "chr",
-                   "sorted", "reversed", "min", "max", "abs", "float", "sum", "pow"}
+#: Calls whose result never carries a gradient (an int, a bool, a string, an iterator over
+#: indices), kept as written. Any other builtin, ``math`` or ``numpy.random`` function without
+#: a rule is kept as written only while no gradient flows through it, and refused otherwise:
+#: ``math.erfc(x)`` or ``sorted([a, b])`` silently giving a zero gradient would be a wrong answer.
+NO_GRADIENT_CALLS = {
+    "builtins": {"len", "range", "print", "int", "bool", "str", "isinstance", "type", "round",
+                 "divmod", "any", "all", "enumerate", "zip", "repr", "format", "hasattr",
+                 "callable", "id", "hash", "ord", "chr", "reversed"},
+    "math": {"floor", "ceil", "trunc", "isnan", "isinf", "isfinite", "isclose", "factorial",
+             "comb", "perm", "gcd", "lcm", "isqrt"},
+}
+
+
+def gives_no_gradient(path: str) -> bool:
+    """``builtins.len``, ``math.floor``: a call whose result carries no gradient."""
+    module, _, name = path.partition(".")
+    return name in NO_GRADIENT_CALLS.get(module, ())
 
 _FRAMEWORK_ROOTS = ("numpy", "torch", "tensorflow", "jax", "jaxlib", "autograd", "math",
                     "scipy", "builtins", "gradlab", "keras")
@@ -119,12 +131,10 @@ class Resolver:
                     len(node.args) != 2 or node.keywords):
                 return Resolution("static", label=label)
             return self._bind(meaning, node, label)
-        if path.startswith("builtins.") and parts[0] in STATIC_BUILTINS:
+        if gives_no_gradient(path):
             return Resolution("static", label=label)
         if _is_user_function(target):
             return Resolution("user", callee=target, label=label)
-        if isinstance(target, type) or path.startswith(("builtins.", "numpy.random", "math.")):
-            return Resolution("static", label=label)
         return Resolution("unknown", callee=target, label=label)
 
     def _method(self, name: str, node: gast.Call, label: str) -> Resolution:

@@ -66,7 +66,8 @@ class Reverse:
     """Builds the adjoint function of one normalized function."""
 
     def __init__(self, program: Any, unit: Any, wrt: list[str], seed_default: Any,
-                 func_name: str, scalar_params: set[str] | None = None) -> None:
+                 func_name: str, scalar_params: set[str] | None = None,
+                 arrays: set[str] | None = None) -> None:
         self.program = program
         self.unit = unit
         self.fn: ir.Function = copy.deepcopy(unit.ir)
@@ -74,7 +75,8 @@ class Reverse:
         self.wrt = wrt
         self.seed_default = seed_default
         self.func_name = func_name
-        self.emitter = program.emitter_for(unit, self.names)
+        self.arrays = arrays          # the parameters holding arrays (None: all of them)
+        self.emitter = program.emitter_for(unit, self.names, arrays)
         self.gl = program.gl
         self.adjoints: dict[str, str] = {}
         self.plans: dict[int, Plan] = {}
@@ -102,14 +104,14 @@ class Reverse:
     # --- the whole function -------------------------------------------------------------------
     def build(self) -> gast.FunctionDef:
         fn = self.fn
-        check(fn, analyze(fn, self.wrt), self._error)   # on the program as the user wrote it
+        check(fn, self.program.activity(fn, self.wrt, self.arrays), self._error)  # as written
         from .normalize import split_self_updates
         split_self_updates(fn.body, self.names, _reads_old_and_new)
         if self.program.optimized:
             from .hoist import hoist
             hoist(fn.body)
-        self.act = analyze(fn, self.wrt)
-        self.classes = shape_classes(fn, self.scalar_params)
+        self.act = self.program.activity(fn, self.wrt, self.arrays)
+        self.classes = shape_classes(fn, self.scalar_params | self._number_params())
         self.classes[self.adj(fn.result)] = self.classes.get(fn.result)   # the seed's shape
         self.lists = _list_names(fn)
         for g in ir.walk(fn.body):   # `insert_grad_of(h) as dh`: the user named h's gradient
@@ -278,12 +280,17 @@ class Reverse:
     def _is_active_atom(self, a: Any) -> bool:
         return isinstance(a, str) and self.act.active(a)
 
+    def _number_params(self) -> set[str]:
+        """Parameters that hold Python numbers in this variant: their shape is ()."""
+        return set() if self.arrays is None else set(self.fn.params) - self.arrays
+
     def _user_items(self, s: Assign) -> list[Any]:
         op = s.op
         active = [i for i, a in enumerate(op.args) if self._is_active_atom(a)]
         if not active:
             return []
-        vjp = self.program.vjp(op.callee, tuple(active))
+        from .analyze import array_arguments
+        vjp = self.program.vjp(op.callee, tuple(active), array_arguments(op, self.act.arrays))
         target = s.targets[0]
         value = call(name(vjp), [self.emitter.atom(a) for a in op.args] + [name(self.adj(target))])
         return [MultiContribution([op.args[i] for i in active], value)]  # type: ignore[misc]

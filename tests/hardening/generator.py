@@ -57,11 +57,11 @@ EXPR_SHAPES = (S, V, M, C, R, ROW, M2)
 #:
 #: ``wrt=(0,)``: a one-element tuple got a bare gradient back, iterated over by api._conform.
 SINGLE_TUPLE_WRT = True
-#: OPEN, in part (test_known_bugs.test_primitive_of_python_float*): primitives of values
-#: computed from constants only (Python floats): ``np.sin(0.5)`` in f is fixed, but a constant
-#: branch of a conditional expression (``np.sin(x[1] if c else 0.5)``) and a helper's default
-#: argument (``np.abs(scale)``) still reach gl.sin/gl.abs as Python floats (torch: TypeError;
-#: TensorFlow: float32). Also: constants written into arrays (``out[1] = 0.3``) were rounded to
+#: OPEN, in part (test_known_bugs.test_primitive_of_python_float_from_conditional): primitives
+#: of values computed from constants only (Python floats): ``np.sin(0.5)`` in f and a helper's
+#: default argument (``np.abs(scale)``) are fixed, but a constant branch of a conditional
+#: expression (``np.sin(x[1] if c else 0.5)``) still reaches gl.sin as a Python float (torch:
+#: TypeError; TensorFlow: float32). Also: constants written into arrays (``out[1] = 0.3``) were rounded to
 #: float32 by TensorFlow's index_update (fixed). Same family: forward mode starts the tangent
 #: of a variable holding a Python float with gl.zeros_like of it. While ``False``, assignments
 #: and primitives' operands always depend on a parameter.
@@ -93,15 +93,15 @@ RETURN_IN_LOOP_IN_BRANCH = True
 #: ``if`` with an empty body in the generated code.
 CALLS_IN_CONDITIONS = True
 
-#: OPEN (test_known_bugs.test_tuple_return_with_a_constant): a helper returning a tuple with an
-#: element computed from constants only (``return a * 2.0, scale * 1.0``): the adjoint list is
-#: made with zeros_like of a Python float (torch: TypeError; TensorFlow: float32).
-CONSTANT_TUPLE_ELEMENTS = False
+#: A helper returning a tuple with an element computed from constants only (``return a * 2.0,
+#: scale * 1.0``): the adjoint list was made with zeros_like of a Python float (torch:
+#: TypeError; TensorFlow: float32). Fixed: zeros_like of a Python number is 0.0.
+CONSTANT_TUPLE_ELEMENTS = True
 
-#: OPEN (test_known_bugs.test_helper_called_with_a_constant): a helper called with an argument
-#: computed from constants only (``h(0.5)``): its copy in the generated code applies gl.sin
-#: (...) to the Python float (torch: TypeError; TensorFlow: float32).
-CONSTANT_HELPER_ARGUMENTS = False
+#: A helper called with an argument computed from constants only (``h(0.5)``): its copy in the
+#: generated code applied gl.sin(...) to the Python float. Fixed: a helper gets a copy of its
+#: own for the parameters that hold Python numbers at a call, computing on them as written.
+CONSTANT_HELPER_ARGUMENTS = True
 
 CONSTANTS = ("0.5", "2.0", "1.5", "0.3", "0.7", "1.2", "-0.8", "3.0")
 THRESHOLDS = ("0.0", "0.5", "-0.5", "1.0", "0.2", "-1.0", "2.0")

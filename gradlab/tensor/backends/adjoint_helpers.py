@@ -107,7 +107,7 @@ def install(ns: dict[str, Any]) -> None:
         return list(split(g, bounds, axis=axis))
 
     def zeros_like_list(xs: Any) -> list[Any]:
-        return [zeros_like(x) for x in xs]
+        return [zeros_like_any(x) for x in xs]
 
     def add_lists(a: Any, b: Any) -> list[Any]:
         return [u + v for u, v in zip(a, b)]
@@ -119,6 +119,8 @@ def install(ns: dict[str, Any]) -> None:
         if type(x) is list or type(x) is tuple:
             return [zeros_like_any(v) for v in x]
         if x is None:    # a result not computed on this path: its gradient is simply zero
+            return 0.0
+        if dtype is None and (type(x) is float or type(x) is int):   # so is a number's
             return 0.0
         return native_zeros_like(x) if dtype is None else native_zeros_like(x, dtype)
 
