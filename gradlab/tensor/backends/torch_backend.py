@@ -125,6 +125,12 @@ def mean(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
     return torch.mean(x, _dims(axis), keepdim=True) if keepdims else torch.mean(x, _dims(axis))
 
 
+#: Reductions whose one-argument torch call is the adapter's ``axis=None`` case: the Tensor
+#: wrapper's methods call these directly when no axis is given.
+WHOLE_REDUCTIONS = {"sum": torch.sum, "mean": torch.mean, "prod": torch.prod, "max": torch.max,
+                    "min": torch.min, "all": torch.all}
+
+
 def prod(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
     if axis is None and not keepdims:
         return torch.prod(x)
