@@ -115,8 +115,12 @@ class Normalizer:
         """A name that is neither local nor found where the function was defined would only fail
         when the generated code runs (or, for a constant, silently give it no gradient): say so
         now, at the user's line."""
-        defaults = {id(n) for d in root.args.defaults + root.args.kw_defaults if d is not None
-                    for n in gast.walk(d)}
+        args = root.args
+        outside = [d for d in args.defaults + args.kw_defaults if d is not None] + [
+            a.annotation for a in args.posonlyargs + args.args + args.kwonlyargs
+            if getattr(a, "annotation", None) is not None] + (
+            [root.returns] if root.returns is not None else [])
+        defaults = {id(n) for d in outside for n in gast.walk(d)}   # evaluated at def time
         for node in gast.walk(root):
             if not isinstance(node, gast.Name) or not isinstance(node.ctx, gast.Load) or (
                     id(node) in defaults or node.id in self.locals):

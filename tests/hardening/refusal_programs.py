@@ -299,3 +299,8 @@ uses_nonlocal = _make_nonlocal()
 
 def uses_undefined_name(x):
     return np.sum(x * UNDEFINED_SCALE)  # noqa: F821
+
+
+# --- accepted: names that only annotations use are never looked up -------------------------
+def annotated_with_a_type_only_a_checker_knows(x: ArrayLike) -> ArrayLike:  # noqa: F821
+    return np.sum(x * x)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 
+import numpy as np
 import pytest
 
 import gradlab
@@ -123,3 +124,9 @@ def test_refused_with_construct_and_line(case: Refusal, mode: str) -> None:
         assert info.value.filename.endswith("refusal_programs.py")
     else:
         assert f"line {lineno}" in message, (lineno, message)
+
+
+def test_annotations_are_not_names_to_resolve() -> None:
+    """An annotation naming a type imported only for a type checker is not an undefined name."""
+    g = gradlab.grad(P.annotated_with_a_type_only_a_checker_knows)(np.array([1.0, -2.0]))
+    assert list(g) == [2.0, -4.0]
