@@ -120,6 +120,11 @@ def analyze(fn: ir.Function, wrt: list[str], arrays: set[str] | None = None,
     return act
 
 
+def number_params(params: list[str], arrays: set[str] | None) -> set[str]:
+    """The parameters of a variant that hold Python numbers (shape ``()``)."""
+    return set() if arrays is None else set(params) - arrays
+
+
 def array_arguments(op: Op, arrays: set[str]) -> tuple[bool, ...]:
     """For a call of a user function: which of its arguments are arrays."""
     return tuple(bool(ir.atom_names(a) & arrays) for a in op.args)
@@ -183,7 +188,7 @@ def check(fn: ir.Function, act: Activity, parsed_error: object, mode: str = "rev
                 differentiable_inputs(s) & act.varied):
             raise NoRuleError(_no_rule_message(s.op.source or s.op.prim, s.origin))
         if isinstance(s, ir.Effect) and s.call and s.node is not None and (
-                _names_read(s.node) & (act.varied | act.arrays)):
+                ir.atom_names(s.node) & (act.varied | act.arrays)):
             raise error(f"{s.call}(...) on a line of its own can only matter by changing its "  # type: ignore[operator]
                         f"arguments in place, which gradlab cannot follow (its code makes new "
                         f"arrays instead of changing old ones): assign a result instead",
@@ -197,11 +202,6 @@ def check(fn: ir.Function, act: Activity, parsed_error: object, mode: str = "rev
 
 #: Primitives whose NumPy result may be a view sharing memory with their first operand.
 _VIEWS = {"transpose", "reshape", "swapaxes", "moveaxis", "squeeze", "expand_dims", "flatten"}
-
-
-def _names_read(node: gast.AST) -> set[str]:
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
-            and isinstance(n.ctx, gast.Load)}
 
 
 def _makes_view(op: Op) -> bool:

@@ -17,7 +17,7 @@ from typing import Any, Callable
 import gast
 
 from . import ir
-from .analyze import CREATION, Activity
+from .analyze import CREATION, Activity, array_arguments
 from .ir import Assign, Const, Op
 from .resolve import Resolver, bindings, signature
 
@@ -118,7 +118,6 @@ class Emitter:
         if op.kind == "static":
             return self.inline(op.node)  # type: ignore[arg-type]
         if op.kind == "user":
-            from .analyze import array_arguments
             copy_name = self.portable_name(op.callee, array_arguments(op, self.activity.arrays))
             return call(name(copy_name), [self.atom(a) for a in op.args])
         if op.kind == "pop":

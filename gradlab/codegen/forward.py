@@ -15,7 +15,8 @@ import gast
 
 from ..errors import NoRuleError
 from . import ir
-from .analyze import SCALAR, _BROADCASTING, analyze, check, shape_classes
+from .analyze import (SCALAR, _BROADCASTING, array_arguments, check, number_params,
+                      shape_classes)
 from .emit import assign, attr, call, const, expr_stmt, index_value, name
 from .ir import Assign
 from .naming import Names
@@ -30,8 +31,7 @@ class Forward:
                  subroutine: bool = False, scalar_params: set[str] | None = None,
                  arrays: set[str] | None = None) -> None:
         self.arrays = arrays          # the parameters holding arrays (None: all of them)
-        self.scalar_params = (scalar_params or set()) | (
-            set() if arrays is None else set(unit.ir.params) - arrays)
+        self.scalar_params = (scalar_params or set()) | number_params(unit.ir.params, arrays)
         self.program = program
         self.unit = unit
         self.fn: ir.Function = copy.deepcopy(unit.ir)
@@ -142,7 +142,6 @@ class Forward:
         if op.kind == "user":
             active = tuple(i for i, a in enumerate(op.args) if isinstance(a, str)
                            and a in self.varied)
-            from .analyze import array_arguments
             jvp = self.program.jvp(op.callee, active, array_arguments(op, self.act.arrays))
             args = [self.emitter.atom(a) for a in op.args] + [name(self.dot(str(op.args[i])))
                                                               for i in active]

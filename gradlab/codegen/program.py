@@ -63,6 +63,7 @@ class Program:
     free: dict[str, Any] = field(default_factory=dict)
     top_names: set[str] = field(default_factory=set)
     first_variant: dict[Any, tuple[bool, ...]] = field(default_factory=dict)
+    returns_arrays: dict[Any, bool] = field(default_factory=dict)   # (fn, mask) -> answer
 
     def __post_init__(self) -> None:
         self.units[self.main.fn] = self.main
@@ -113,14 +114,13 @@ class Program:
     def returns_array(self, fn: Any, mask: tuple[bool, ...]) -> bool:
         """Whether user function ``fn`` returns an array when the arguments marked in ``mask``
         are arrays (``_helper(0.5)`` on Python numbers returns a number)."""
-        key = ("returns_array", fn, mask)
-        if key in self.done:
-            return bool(self.done[key])
-        self.done[key] = "yes"      # a recursive call, while this is being worked out
-        unit = self.unit(fn)
-        act = self.activity(unit.ir, [], array_params(unit, mask))
-        self.done[key] = "yes" if unit.ir.result in act.arrays else ""
-        return bool(self.done[key])
+        key = (fn, mask)
+        if key not in self.returns_arrays:
+            self.returns_arrays[key] = True   # a recursive call, while this is worked out
+            unit = self.unit(fn)
+            act = self.activity(unit.ir, [], array_params(unit, mask))
+            self.returns_arrays[key] = unit.ir.result in act.arrays
+        return self.returns_arrays[key]
 
     def reserve(self, wanted: str) -> str:
         """A name for a generated function that no user code in this program uses."""
@@ -222,9 +222,8 @@ class Program:
 
 
 def _full_mask(unit: Unit, mask: tuple[bool, ...] | None) -> tuple[bool, ...]:
-    params = unit.ir.params
-    return (True,) * len(params) if mask is None else tuple(mask) + (False,) * (
-        len(params) - len(mask))
+    """A call binds every parameter (defaults filled in), so a mask has one entry each."""
+    return (True,) * len(unit.ir.params) if mask is None else tuple(mask)
 
 
 def array_params(unit: Unit, mask: tuple[bool, ...]) -> set[str]:

@@ -22,7 +22,7 @@ import gast
 
 from ..errors import GradlabError, NoRuleError
 from . import ir
-from .analyze import SCALAR, Activity, analyze, check, shape_classes
+from .analyze import SCALAR, Activity, array_arguments, check, number_params, shape_classes
 from .emit import assign, attr, call, comment, const, expr_stmt, index_value, name
 from .ir import Assign, Const
 from .naming import Names
@@ -87,7 +87,7 @@ class Reverse:
         self.grad_of: dict[Any, list[ir.GradOf]] = {}
         self.inits: set[str] = set()
         self.renewed: set[str] = set()   # targets whose old value's gradient restarted
-        self.scalar_params = scalar_params or set()
+        self.scalar_params = (scalar_params or set()) | number_params(unit.ir.params, arrays)
         self.renewed = set()
 
     # --- names ------------------------------------------------------------------------------
@@ -111,7 +111,7 @@ class Reverse:
             from .hoist import hoist
             hoist(fn.body)
         self.act = self.program.activity(fn, self.wrt, self.arrays)
-        self.classes = shape_classes(fn, self.scalar_params | self._number_params())
+        self.classes = shape_classes(fn, self.scalar_params)
         self.classes[self.adj(fn.result)] = self.classes.get(fn.result)   # the seed's shape
         self.lists = _list_names(fn)
         for g in ir.walk(fn.body):   # `insert_grad_of(h) as dh`: the user named h's gradient
@@ -280,16 +280,11 @@ class Reverse:
     def _is_active_atom(self, a: Any) -> bool:
         return isinstance(a, str) and self.act.active(a)
 
-    def _number_params(self) -> set[str]:
-        """Parameters that hold Python numbers in this variant: their shape is ()."""
-        return set() if self.arrays is None else set(self.fn.params) - self.arrays
-
     def _user_items(self, s: Assign) -> list[Any]:
         op = s.op
         active = [i for i, a in enumerate(op.args) if self._is_active_atom(a)]
         if not active:
             return []
-        from .analyze import array_arguments
         vjp = self.program.vjp(op.callee, tuple(active), array_arguments(op, self.act.arrays))
         target = s.targets[0]
         value = call(name(vjp), [self.emitter.atom(a) for a in op.args] + [name(self.adj(target))])
