@@ -867,10 +867,11 @@ def tensor_class(framework: str) -> type[Tensor]:
     ops = backend(framework)
     namespace: dict[str, Any] = {"__slots__": (), "framework": framework, "ops": ops}
     whole = getattr(ops, "WHOLE_REDUCTIONS", {})
+    tensor_only = getattr(ops, "TENSOR_ONLY", {})
     for names, bind in ((_UNARY_METHODS, _bind_unary), (_REDUCTION_METHODS, _bind_reduction)):
         for name in names:
-            method = (bind(getattr(ops, name)) if name not in whole else
-                      _bind_reduction(getattr(ops, name), whole[name]))
+            fn = tensor_only.get(name) or getattr(ops, name)
+            method = bind(fn) if name not in whole else _bind_reduction(fn, whole[name])
             generic = getattr(Tensor, name)
             method.__name__, method.__doc__ = name, generic.__doc__
             method.__qualname__ = f"{title}Tensor.{name}"

@@ -57,15 +57,12 @@ EXPR_SHAPES = (S, V, M, C, R, ROW, M2)
 #:
 #: ``wrt=(0,)``: a one-element tuple got a bare gradient back, iterated over by api._conform.
 SINGLE_TUPLE_WRT = True
-#: OPEN, in part (test_known_bugs.test_primitive_of_python_float_from_conditional): primitives
-#: of values computed from constants only (Python floats): ``np.sin(0.5)`` in f and a helper's
-#: default argument (``np.abs(scale)``) are fixed, but a constant branch of a conditional
-#: expression (``np.sin(x[1] if c else 0.5)``) still reaches gl.sin as a Python float (torch:
-#: TypeError; TensorFlow: float32). Also: constants written into arrays (``out[1] = 0.3``) were rounded to
-#: float32 by TensorFlow's index_update (fixed). Same family: forward mode starts the tangent
-#: of a variable holding a Python float with gl.zeros_like of it. While ``False``, assignments
-#: and primitives' operands always depend on a parameter.
-PRIMITIVES_OF_CONSTANTS = False
+#: FIXED (test_known_bugs, section B): primitives of values computed from constants only
+#: (Python floats): ``np.sin(0.5)`` in f, a helper's default argument (``np.abs(scale)``), a
+#: constant branch of a conditional expression (``np.sin(x[1] if c else 0.5)``), constants
+#: written into arrays (``out[1] = 0.3``), forward-mode tangents of Python-float variables.
+#: ``False`` would make assignments and primitives' operands always depend on a parameter.
+PRIMITIVES_OF_CONSTANTS = True
 #: A conditional expression sharing a computation with its other branch or the rest of its
 #: line: the normalizer reused a value computed in one branch in the other.
 IFEXP_SHARED_COMPUTATIONS = True

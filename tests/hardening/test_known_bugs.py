@@ -94,7 +94,6 @@ def abs_of_default_argument(x):
 
 
 @pytest.mark.parametrize("framework", on(
-    "torch", "tensorflow",
     bug="gradlab bug: the else branch makes the operand the Python float 0.5 at run time and "
     "gl.sin(0.5) follows: torch raises TypeError (sin(): argument 'input' must be Tensor, not "
     "float), TensorFlow computes in float32 and adding it to float64 raises "

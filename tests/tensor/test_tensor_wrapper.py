@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import gradlab.tensor as gt
+from gradlab.tensor.backends.scalars import SCALAR_FUNCTIONS
 from gradlab.errors import BackendError, GradlabError
 from gradlab.tensor import Tensor, astensor, native
 
@@ -665,23 +666,45 @@ def test_convert_torch_tensor_that_requires_grad() -> None:
         assert gt.framework_of(gt.convert(x, "jax")) == "jax"
 
 
-# --- the python pseudo-backend -------------------------------------------------------------------
-@pytest.mark.parametrize("name", ["sqrt", "exp", "expm1", "log", "log1p", "log2", "log10", "sin",
-                                  "cos", "tan", "arctan", "sinh", "cosh", "tanh", "arcsinh",
-                                  "erf", "sigmoid", "softplus"])
-def test_python_backend_scalars(name: str) -> None:
-    ops, npops = gt.backend("python"), gt.backend("numpy")
-    for x in (0.3, 2.0, -0.7 if name not in ("sqrt", "log", "log2", "log10") else 0.7):
+# --- Python numbers into unary primitives ---------------------------------------------------------
+# The pure-Python backend, torch and TensorFlow answer a Python number with a Python float (torch
+# would raise; TensorFlow would make float32), so framework weak typing picks the dtype later.
+SCALAR_BACKENDS = ["python", "torch", "tensorflow"]
+
+
+@pytest.mark.parametrize("framework", SCALAR_BACKENDS)
+@pytest.mark.parametrize("name", sorted(SCALAR_FUNCTIONS))
+def test_unary_primitive_of_a_python_number(framework: str, name: str) -> None:
+    if framework != "python":
+        require(framework)
+    ops, npops = gt.backend(framework), gt.backend("numpy")
+    positive_only = name in ("sqrt", "log", "log1p", "log2", "log10", "arccosh")
+    inputs = (1.3, 2.0, 3) if name == "arccosh" else (
+        (0.3, 2.0, 0.7, 1) if positive_only else (0.3, -2.0, -0.7, 0.0, 1))
+    if name in ("arcsin", "arccos", "arctanh"):
+        inputs = (0.3, -0.7, 0.0)
+    if name == "reciprocal":
+        inputs = (0.3, -2.0, 1)
+    for x in inputs:
         got = getattr(ops, name)(x)
-        assert type(got) is float, f"{name}({x}) gave {type(got)}"
+        assert type(got) is float, f"{framework} {name}({x!r}) gave {type(got)}"
         assert got == pytest.approx(float(getattr(npops, name)(np.float64(x))), rel=1e-12)
-    arr = np.array([0.5, 1.5])
-    np.testing.assert_allclose(getattr(ops, name)(arr), getattr(npops, name)(arr), rtol=1e-12)
+    arr = np.array([0.5, 0.25])
+    expected = getattr(npops, name)(arr)
+    np.testing.assert_allclose(to_numpy(getattr(ops, name)(to_framework(arr, framework)
+                                                          if framework != "python" else arr)),
+                               expected, rtol=1e-12)
 
 
-def test_python_backend_outside_domain_matches_numpy() -> None:
-    ops = gt.backend("python")
-    assert math.isnan(ops.sqrt(-1.0)) and math.isnan(ops.log(-1.0))
-    assert ops.exp(1000.0) == math.inf
-    assert ops.log(0.0) == -math.inf
+@pytest.mark.parametrize("framework", SCALAR_BACKENDS)
+def test_unary_primitive_outside_domain_matches_numpy(framework: str) -> None:
+    if framework != "python":
+        require(framework)
+    ops = gt.backend(framework)
+    with np.errstate(all="ignore"):
+        assert math.isnan(ops.sqrt(-1.0)) and math.isnan(ops.log(-1.0))
+        assert ops.exp(1000.0) == math.inf
+        assert ops.log(0.0) == -math.inf
+        assert ops.reciprocal(0.0) == math.inf
+        assert math.isnan(ops.sign(math.nan))
     assert ops.softplus(1000.0) == 1000.0 and ops.sigmoid(-1000.0) == 0.0

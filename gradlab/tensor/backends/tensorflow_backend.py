@@ -12,6 +12,7 @@ import tensorflow as tf
 
 from .. import dtypes as _dtypes
 from .common import PadMode, complete, is_basic_index, normalize_axes, pad_indices, pad_pairs
+from .scalars import accept_python_numbers
 
 NAME = "tensorflow"
 DEVICE: Any = None
@@ -508,5 +509,6 @@ def item(x: Any) -> Any:
 stop_gradient = tf.stop_gradient
 
 complete(globals())
+accept_python_numbers(globals())
 
 CREATION = ()

@@ -12,6 +12,7 @@ import torch.nn.functional as F
 
 from .. import dtypes as _dtypes
 from .common import PadMode, complete, is_basic_index, normalize_axes, pad_indices, pad_pairs
+from .scalars import accept_python_numbers
 
 NAME = "torch"
 DEVICE: Any = None
@@ -512,6 +513,7 @@ def stop_gradient(x: Any) -> Any:
 
 
 complete(globals())
+accept_python_numbers(globals())
 
 #: Names that create tensors and so must know the device.
 CREATION = ("zeros", "ones", "full", "arange", "linspace", "eye", "array", "one_hot", "uniform",

@@ -1,0 +1,71 @@
+"""Unary primitives on plain Python numbers, shared by every backend that needs them.
+
+Generated code can hand a primitive a Python float: a branch that yields a constant
+(``np.sin(x[1] if x[1] < 0 else 0.5)``), a helper's default argument, a rule applied to such a
+value in the backward pass. NumPy accepts one, but ``torch.sin(0.5)`` raises and TensorFlow
+silently makes a float32 tensor that cannot meet the user's float64 values. Answering with a
+Python float instead keeps each framework's weak typing in charge of the dtype, as it is when
+the user writes ``x * 0.5``. The ``math`` module is also ten times cheaper than a NumPy call on a
+float, which is why the pure-Python backend uses the same table.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+from typing import Any, Callable
+
+import numpy as np
+
+from . import numpy_backend as _np_ops
+
+
+def _sigmoid(x: float) -> float:
+    return 0.5 * (math.tanh(0.5 * x) + 1.0)
+
+
+def _softplus(x: float) -> float:
+    return builtins.max(x, 0.0) + math.log1p(math.exp(-builtins.abs(x)))
+
+
+def _sign(x: float) -> float:
+    return x if x != x else float((x > 0) - (x < 0))   # NumPy's sign: nan stays nan
+
+
+#: primitive name -> its value on one Python number
+SCALAR_FUNCTIONS: dict[str, Callable[[float], Any]] = dict(
+    sqrt=math.sqrt, exp=math.exp, expm1=math.expm1, log=math.log, log1p=math.log1p,
+    log2=math.log2, log10=math.log10, sin=math.sin, cos=math.cos, tan=math.tan,
+    arcsin=math.asin, arccos=math.acos, arctan=math.atan, sinh=math.sinh, cosh=math.cosh,
+    tanh=math.tanh, arcsinh=math.asinh, arccosh=math.acosh, arctanh=math.atanh, erf=math.erf,
+    sigmoid=_sigmoid, softplus=_softplus, abs=lambda x: builtins.abs(float(x)),
+    square=lambda x: float(x) * x, sign=_sign, relu=lambda x: builtins.max(float(x), 0.0),
+    negative=lambda x: -float(x), reciprocal=lambda x: 1.0 / x)
+
+
+def scalar_first(name: str, array_fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``array_fn`` for tensors; for a Python int or float, the ``math`` value as a Python
+    float (NumPy's nan/inf where ``math`` refuses, as outside a function's domain)."""
+    scalar_fn = SCALAR_FUNCTIONS[name]
+    numpy_fn = getattr(_np_ops, name)
+
+    def op(x: Any) -> Any:
+        if type(x) is float or type(x) is int:
+            try:
+                return scalar_fn(x)
+            except (ValueError, OverflowError, ZeroDivisionError):
+                return float(numpy_fn(float(x)))
+        return array_fn(x)
+    op.__name__ = name
+    op.__doc__ = f"{getattr(array_fn, '__name__', name)} for arrays; Python numbers stay Python."
+    return op
+
+
+def accept_python_numbers(ns: dict[str, Any]) -> None:
+    """Wrap each unary primitive of a backend namespace with :func:`scalar_first`. The
+    framework's own functions stay in ``ns["TENSOR_ONLY"]`` for callers that only ever hold
+    tensors (the Tensor wrapper's methods), which so skip the extra frame."""
+    originals = ns.setdefault("TENSOR_ONLY", {})
+    for name in SCALAR_FUNCTIONS:
+        if name in ns:
+            originals[name] = ns[name]
+            ns[name] = scalar_first(name, ns[name])
