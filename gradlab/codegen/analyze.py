@@ -52,7 +52,7 @@ def differentiable_inputs(s: ir.Stmt) -> set[str]:
             for pname, atom in bindings(op).items():
                 if pname in ARRAY_PARAMS or is_custom(op.prim):
                     names |= ir.atom_names(atom) if isinstance(atom, str) else set()
-            return names
+            return names - s.frozen.keys()
         if op.kind in ("copy", "tuple", "list", "user", "pop"):
             return {a for a in op.args if isinstance(a, str)}
         return set()

@@ -70,6 +70,16 @@ def comment(text: str, lineno: int = 0) -> gast.Expr:
     return expr_stmt(call(name(COMMENT), [const(lineno), const(text)]))
 
 
+#: The line number of a :func:`note`: an explanation, not a quote of the user's code.
+NOTE = -1
+
+
+def note(text: str) -> gast.Expr:
+    """A comment that explains the code below it; the lines under it keep mapping to the user
+    line quoted before it."""
+    return comment(text, NOTE)
+
+
 def index_value(index: gast.expr) -> gast.expr:
     """An index written for a subscript (``1:, ::2``) as a value that can be passed to a
     function (``(slice(1, None), slice(None, None, 2))``)."""
@@ -320,9 +330,8 @@ def to_source(functions: list[gast.FunctionDef]) -> Source:
         if m:
             indent, lineno, text = m.group(1), int(m.group(2)), ast.literal_eval(m.group(3))
             lines.append(f"{indent}# {text}")
-            current, current_text = lineno, text if lineno else ""
-            if not lineno:
-                current, current_text = 0, ""
+            if lineno != NOTE:
+                current, current_text = lineno, text if lineno else ""
         else:
             if line.lstrip().startswith("def "):
                 current, current_text = 0, ""

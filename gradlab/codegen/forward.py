@@ -165,7 +165,8 @@ class Forward:
             if pname == "index":
                 binding[pname] = index_value(binding[pname])
         instance = instantiate(rule, binding, self.dot, self.names.fresh,
-                               lambda x: isinstance(x, gast.Name) and x.id in self.varied)
+                               lambda x: isinstance(x, gast.Name) and x.id in self.varied
+                               and x.id not in s.frozen)
         lines: list[gast.stmt] = []
         for step in instance.steps:
             if isinstance(step, gast.Assign):

@@ -62,6 +62,8 @@ class Assign(Stmt):
     targets: list[str]
     op: Op
     augmented: bool = False      # written ``y += ...``: in place on NumPy and torch arrays
+    #: operands whose gradient through this statement cancels exactly (see invariance.py)
+    frozen: dict[str, str] = field(default_factory=dict)   # name -> why
 
 
 @dataclass

@@ -16,14 +16,56 @@ _EFFECT_METHODS = {"append", "pop"}
 
 def optimize(fn: gast.FunctionDef, keep: set[str], user_names: set[str]) -> gast.FunctionDef:
     for _ in range(8):
-        changed = _propagate_copies(fn, user_names)
-        changed |= _propagate_local_copies(fn, user_names)
-        changed |= _remove_dead(fn, keep)
+        names = _Names(fn)
+        changed = _propagate_copies(fn, names, user_names)
+        changed |= _propagate_local_copies(fn, names, user_names)
+        changed |= _remove_dead(fn, names, keep)
         if not changed:
             break
     _drop_dangling_comments(fn.body)
     _fix_empty_blocks(fn.body)
     return fn
+
+
+class _Names:
+    """Every ``Name`` node of a function by identifier, found in one walk and kept up to date by
+    the passes (a walk per copy made the optimizer most of a transform's time)."""
+
+    def __init__(self, fn: gast.AST) -> None:
+        self.loads: dict[str, list[gast.Name]] = {}
+        self.stores: dict[str, int] = {}
+        self.blocks: list[list[gast.stmt]] = []
+        for n in gast.walk(fn):
+            if isinstance(n, gast.Name):
+                if isinstance(n.ctx, gast.Load):
+                    self.loads.setdefault(n.id, []).append(n)
+                elif isinstance(n.ctx, (gast.Store, gast.Param)):
+                    self.stores[n.id] = self.stores.get(n.id, 0) + 1
+            for field in ("body", "orelse"):
+                block = getattr(n, field, None)
+                if isinstance(block, list) and block and isinstance(block[0], gast.stmt):
+                    self.blocks.append(block)
+
+    def load_count(self, name: str) -> int:
+        return len(self.loads.get(name, ()))
+
+    def rename_loads(self, old: str, new: str) -> None:
+        for n in self.loads.pop(old, []):
+            n.id = new
+            self.loads.setdefault(new, []).append(n)
+
+    def forget(self, s: gast.stmt) -> None:
+        """``s`` was deleted: its names no longer count."""
+        for n in gast.walk(s):
+            if isinstance(n, gast.Name):
+                if isinstance(n.ctx, gast.Load):
+                    nodes = self.loads.get(n.id, [])
+                    for i, m in enumerate(nodes):
+                        if m is n:
+                            del nodes[i]
+                            break
+                elif isinstance(n.ctx, (gast.Store, gast.Param)):
+                    self.stores[n.id] -= 1
 
 
 def _fix_empty_blocks(block: list[gast.stmt]) -> None:
@@ -57,24 +99,6 @@ def _fix_empty_blocks(block: list[gast.stmt]) -> None:
         i += 1
 
 
-def _loads(fn: gast.AST) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for n in gast.walk(fn):
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
-            counts[n.id] = counts.get(n.id, 0) + 1
-    return counts
-
-
-def _stores(fn: gast.AST) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for n in gast.walk(fn):
-        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param)):
-            counts[n.id] = counts.get(n.id, 0) + 1
-        if isinstance(n, (gast.For,)) and isinstance(n.target, gast.Name):
-            pass
-    return counts
-
-
 def _has_effect(value: gast.expr) -> bool:
     for n in gast.walk(value):
         if isinstance(n, gast.Call):
@@ -87,28 +111,18 @@ def _has_effect(value: gast.expr) -> bool:
     return False
 
 
-def _blocks(node: gast.AST) -> list[list[gast.stmt]]:
-    out = []
-    for n in gast.walk(node):
-        for name in ("body", "orelse"):
-            block = getattr(n, name, None)
-            if isinstance(block, list) and block and isinstance(block[0], gast.stmt):
-                out.append(block)
-    return out
-
-
-def _remove_dead(fn: gast.FunctionDef, keep: set[str]) -> bool:
-    loads = _loads(fn)
+def _remove_dead(fn: gast.FunctionDef, names: _Names, keep: set[str]) -> bool:
     changed = False
-    for block in _blocks(fn):
+    for block in names.blocks:
         i = 0
         while i < len(block):
             s = block[i]
             if isinstance(s, gast.Assign) and len(s.targets) == 1:
-                names = _target_names(s.targets[0])
-                if names is not None and names and not any(loads.get(n) for n in names) \
-                        and not names & keep and not _has_effect(s.value):
+                targets = _target_names(s.targets[0])
+                if targets and not any(names.load_count(n) for n in targets) \
+                        and not targets & keep and not _has_effect(s.value):
                     del block[i]
+                    names.forget(s)
                     changed = True
                     continue
             i += 1
@@ -123,54 +137,65 @@ def _target_names(target: gast.expr) -> set[str] | None:
     return None
 
 
-def _propagate_copies(fn: gast.FunctionDef, user_names: set[str]) -> bool:
-    stores = _stores(fn)
-    for block in _blocks(fn):
-        for i, s in enumerate(block):
-            if not (isinstance(s, gast.Assign) and len(s.targets) == 1
-                    and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Name)):
-                continue
-            a, b = s.targets[0].id, s.value.id
-            if a in user_names or stores.get(a, 0) != 1 or stores.get(b, 0) > 1:
-                continue
-            if a == b:
-                continue
-            del block[i]
-            for n in gast.walk(fn):
-                if isinstance(n, gast.Name) and n.id == a and isinstance(n.ctx, gast.Load):
-                    n.id = b
-            return True
-    return False
+def _copy(s: gast.stmt) -> tuple[str, str] | None:
+    """(a, b) for ``a = b`` between two plain names."""
+    if (isinstance(s, gast.Assign) and len(s.targets) == 1
+            and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Name)):
+        return s.targets[0].id, s.value.id
+    return None
 
 
-def _propagate_local_copies(fn: gast.FunctionDef, user_names: set[str]) -> bool:
+def _propagate_copies(fn: gast.FunctionDef, names: _Names, user_names: set[str]) -> bool:
+    changed = False
+    for block in names.blocks:
+        i = 0
+        while i < len(block):
+            pair = _copy(block[i])
+            if pair is not None:
+                a, b = pair
+                if a not in user_names and names.stores.get(a, 0) == 1 and (
+                        names.stores.get(b, 0) <= 1) and a != b:
+                    names.forget(block.pop(i))
+                    names.rename_loads(a, b)
+                    changed = True
+                    continue
+            i += 1
+    return changed
+
+
+def _propagate_local_copies(fn: gast.FunctionDef, names: _Names, user_names: set[str]) -> bool:
     """``a = b`` followed, in the same block, by the only use of ``a`` with ``b`` unchanged in
     between (``ddt = dx`` then ``dv = dv + dt * ddt``): use ``b`` there and drop the copy.
     The gradient code's own temporaries only; loops make this the common case."""
-    stores = _stores(fn)
-    loads = _loads(fn)
-    for block in _blocks(fn):
-        for i, s in enumerate(block):
-            if not (isinstance(s, gast.Assign) and len(s.targets) == 1
-                    and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Name)):
+    changed = False
+    for block in names.blocks:
+        i = 0
+        while i < len(block):
+            pair = _copy(block[i])
+            if pair is not None and _propagate_one(block, i, pair, names, user_names):
+                changed = True
                 continue
-            a, b = s.targets[0].id, s.value.id
-            if a in user_names or a == b or stores.get(a, 0) != 1 or loads.get(a, 0) != 1:
-                continue
-            for later in block[i + 1:]:
-                uses = [n for n in gast.walk(later) if isinstance(n, gast.Name) and n.id == a
-                        and isinstance(n.ctx, gast.Load)]
-                if uses:
-                    if isinstance(later, gast.Assign) and not isinstance(
-                            later, (gast.For, gast.While, gast.If)):
-                        uses[0].id = b
-                        del block[i]
-                        return True
-                    break
-                if any(isinstance(n, gast.Name) and n.id == b and isinstance(n.ctx, gast.Store)
-                       for n in gast.walk(later)) or not isinstance(later, (gast.Assign,
-                                                                           gast.Expr)):
-                    break
+            i += 1
+    return changed
+
+
+def _propagate_one(block: list[gast.stmt], i: int, pair: tuple[str, str], names: _Names,
+                   user_names: set[str]) -> bool:
+    a, b = pair
+    if a in user_names or a == b or names.stores.get(a, 0) != 1 or names.load_count(a) != 1:
+        return False
+    use = names.loads[a][0]
+    for later in block[i + 1:]:
+        walked = list(gast.walk(later))
+        if any(n is use for n in walked):
+            if isinstance(later, gast.Assign):
+                names.forget(block.pop(i))
+                names.rename_loads(a, b)
+                return True
+            return False
+        if any(isinstance(n, gast.Name) and n.id == b and isinstance(n.ctx, gast.Store)
+               for n in walked) or not isinstance(later, (gast.Assign, gast.Expr)):
+            return False
     return False
 
 
@@ -198,4 +223,4 @@ def _drop_dangling_comments(block: list[gast.stmt]) -> None:
 
 def _quotes_line(s: gast.Expr) -> bool:
     args = s.value.args  # type: ignore[attr-defined]
-    return bool(args) and isinstance(args[0], gast.Constant) and args[0].value != 0
+    return bool(args) and isinstance(args[0], gast.Constant) and args[0].value > 0

@@ -2,7 +2,7 @@
 normalized once each, turned into the generated functions the request needs (the gradient, a
 portable copy of each helper, a vjp of each helper), emitted as one source text and compiled.
 
-This is the pipeline's spine: parse → resolve/normalize → rename → analyze → reverse/forward →
+This is the pipeline's spine: parse → resolve/normalize → rename → invariance → analyze → reverse/forward →
 optimize → emit → compile. Each step lives in its own module.
 """
 from __future__ import annotations
@@ -17,6 +17,7 @@ import gast
 from ..errors import GradlabError
 from . import ir
 from .emit import Emitter, Source, compile_source, name, to_source
+from .invariance import freeze_shifts
 from .naming import Names
 from .normalize import Normalizer
 from .optimize import optimize
@@ -48,6 +49,7 @@ def normalize_function(fn: Any) -> Unit:
     names = Names(taken)
     function = Normalizer(parsed, names).function()
     Renamer(names, function.params).run(function)
+    freeze_shifts(function)
     return Unit(fn, parsed, function, names, _all_names(parsed.node))
 
 

@@ -23,7 +23,7 @@ import gast
 from ..errors import GradlabError, NoRuleError
 from . import ir
 from .analyze import SCALAR, Activity, array_arguments, check, number_params, shape_classes
-from .emit import assign, attr, call, comment, const, expr_stmt, index_value, name
+from .emit import assign, attr, call, comment, const, expr_stmt, index_value, name, note
 from .ir import Assign, Const
 from .naming import Names
 from .resolve import bindings
@@ -264,8 +264,8 @@ class Reverse:
             if pname == "index":
                 binding[pname] = index_value(binding[pname])
         instance = instantiate(rule, binding, self.adj, self.names.fresh,
-                               lambda e: isinstance(e, gast.Name) and self.act.active(e.id),
-                               self._shape_of)
+                               lambda e: isinstance(e, gast.Name) and self.act.active(e.id)
+                               and e.id not in s.frozen, self._shape_of)
         return instance.steps
 
     def _shape_of(self, e: gast.expr) -> Any:
@@ -474,6 +474,7 @@ class Reverse:
             if restore and plan.pop_first:  # type: ignore[union-attr]
                 lines += [self._pop(v) for v in plan.pushed]  # type: ignore[union-attr]
             if plan is not None and plan.items:
+                lines += self._shift_notes(s)
                 lines += self._adjoint_lines(s, plan.items, state)
             parallel = plan is not None and any(isinstance(i, tuple) for i in plan.items)
             for t in s.targets:
@@ -501,6 +502,13 @@ class Reverse:
         if isinstance(s, (ir.For, ir.While)):
             self._backward_loop(s, state, out)
             return
+
+    def _shift_notes(self, s: Assign) -> list[gast.stmt]:
+        """Say why a shift gets no gradient (invariance.py), where it would have got one."""
+        if s.op.prim != "subtract":
+            return []
+        return [note(f"no gradient for {c}: {why}") for c, why in sorted(s.frozen.items())
+                if c in self.act.varied]
 
     def _grad_of_code(self, blocks: list[ir.GradOf], state: set[str]) -> list[gast.stmt]:
         lines: list[gast.stmt] = []

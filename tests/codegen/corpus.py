@@ -252,6 +252,50 @@ def r_softmax_logsoftmax(x):
     return np.sum(p * np.arange(4.0)) + np.sum(np.log(p)) * 0.1
 
 
+@case(M)
+def r_logsumexp_by_hand(x):
+    m = np.max(x)
+    rows = np.max(x, axis=1, keepdims=True)
+    whole = m + np.log(np.sum(np.exp(x - m)))
+    by_row = np.log(np.sum(np.exp(x - rows), axis=1, keepdims=True)) + rows
+    return whole + np.sum(by_row * np.arange(3.0)[:, None])
+
+
+@case(M)
+def r_log_softmax_by_hand(x):
+    m = np.max(x, axis=-1, keepdims=True)
+    log_p = x - m - np.log(np.sum(np.exp(x - m), axis=-1, keepdims=True))
+    return np.sum(log_p * np.arange(4.0))
+
+
+@case(M)
+def r_shift_near_misses(x):
+    """Shapes of the logsumexp/softmax identity that do not cancel, or that gradlab cannot
+    prove cancel: the gradient of the shift must be kept in each."""
+    m0 = np.max(x, axis=0, keepdims=True)
+    e = np.exp(x - m0)
+    across = e / np.sum(e, axis=1, keepdims=True)            # shift along the other axis
+    m = np.max(x)
+    f = np.exp(x - m)
+    reused = m + np.log(np.sum(f)) + np.sum(f) * 0.1         # exp(x - m) read twice
+    doubled = 2.0 * m + np.log(np.sum(np.exp(x - m)))         # not the identity
+    lifted = np.sum(x, axis=1, keepdims=True)
+    g = np.exp(x - lifted)
+    lifted = lifted * 0.5
+    moved = lifted + np.log(np.sum(g, axis=1, keepdims=True))  # shift reassigned in between
+    return np.sum(across * np.arange(4.0)) + reused + doubled + np.sum(moved)
+
+
+@case(M)
+def r_logsumexp_in_loop(x):
+    s = 0.0
+    for i in range(3):
+        y = x * (i + 1.0)
+        m = np.max(y, axis=1, keepdims=True)
+        s = s + np.sum(m + np.log(np.sum(np.exp(y - m), axis=1, keepdims=True)))
+    return s
+
+
 # --- linear algebra and shapes ------------------------------------------------------------------
 @case(V, V, wrt=(0, 1))
 def la_dot(x, y):

@@ -476,22 +476,28 @@ def normal(shape: Any, mean: float = 0.0, std: float = 1.0, *, seed: int = 0,
 
 
 # --- inspection and conversion ---------------------------------------------------------------
+# Besides tensors, these see Python and NumPy numbers (code kept as written on constants):
+# their ``shape`` is a plain tuple, or missing.
 def shape(x: Any) -> tuple[Any, ...]:
     s = getattr(x, "shape", None)
-    return () if s is None else tuple(s.as_list())
+    if s is None or type(s) is tuple:
+        return s or ()
+    return tuple(s.as_list())
 
 
 def size(x: Any) -> Any:
     s = getattr(x, "shape", None)
-    if s is None:
-        return 1
+    if s is None or type(s) is tuple:
+        return _math.prod(s or ())
     n = s.num_elements()
     return tf.size(x) if n is None else n
 
 
 def ndim(x: Any) -> int:
     s = getattr(x, "shape", None)
-    return 0 if s is None else s.rank
+    if s is None or type(s) is tuple:
+        return len(s or ())
+    return s.rank
 
 
 def astype(x: Any, dtype: Any) -> Any:

@@ -1,0 +1,177 @@
+"""Gradients that cancel exactly, found before differentiation so no code is made for them.
+
+The stable logsumexp people write by hand, ``m = np.max(x); m + np.log(np.sum(np.exp(x - m)))``,
+does not depend on the shift ``m`` at all: ``c + log(sum(exp(x - c)))`` is the same number for
+every ``c`` constant along the summed axes. Differentiated naively, ``m`` gets the seed from the
+``+`` and minus the softmax's total from the ``-``, which sum to zero, and that zero then flows
+through the max's rule (a mask, a division, an add over the whole array): three extra passes over
+``x`` for nothing, and a rounding error where the answer is 0 analytically. JAX's own logsumexp
+avoids it with ``stop_gradient`` on the shift. Here the pattern is recognised in the user's code
+and ``m`` is marked *frozen* in both statements (``Assign.frozen``), so reverse and forward mode
+skip its contributions there, and the generated code says why in a comment.
+
+Only the exact shape of the identity is accepted, so nothing is ever dropped that does not cancel:
+each intermediate (``x - m``, its exp, the sum, the log) is written once and read once, by the
+next step; no statement between the subtraction and the addition writes ``m``; and ``m`` is a
+reduction over the same axes as the sum (whole, or along ``axis`` with ``keepdims=True``), so it
+is constant along them.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import gast
+
+from . import ir
+from .ir import Assign
+
+#: Reductions whose result is constant along the reduced axes (a valid shift).
+_SHIFTS = {"max", "min", "mean", "sum"}
+
+
+def freeze_shifts(fn: ir.Function) -> None:
+    """Mark the shift ``c`` of every shift-invariant expression in ``fn`` as frozen:
+    ``c + log(sum(exp(x - c)))`` (logsumexp), ``(x - c) - log(sum(exp(x - c)))`` (log-softmax)
+    and ``exp(x - c) / sum(exp(x - c))`` (softmax)."""
+    definitions: dict[str, list[ir.Stmt]] = {}
+    readers: dict[str, list[ir.Stmt | None]] = {}
+    for s in ir.walk(fn.body):
+        for t in ir.stmt_writes(s):
+            definitions.setdefault(t, []).append(s)
+        for n in ir.stmt_reads(s):
+            readers.setdefault(n, []).append(s)
+    readers.setdefault(fn.result, []).append(None)   # read by the return
+    for block in _blocks(fn.body):
+        for position, s in enumerate(block):
+            if isinstance(s, Assign) and s.op.kind == "prim" and s.op.prim == "subtract":
+                _freeze_if_shift(s, block[position + 1:], definitions, readers)
+
+
+def _blocks(stmts: list[ir.Stmt]) -> list[list[ir.Stmt]]:
+    out = [stmts]
+    for s in stmts:
+        for block in ir.children(s):
+            out.extend(_blocks(block))
+    return out
+
+
+def _freeze_if_shift(difference: Assign, after: list[ir.Stmt],
+                     definitions: dict[str, list[ir.Stmt]],
+                     readers: dict[str, list[ir.Stmt | None]]) -> None:
+    op = difference.op
+    if len(op.args) != 2 or op.kwargs or len(difference.targets) != 1:
+        return
+    x, c = op.args
+    d = difference.targets[0]
+    if not (isinstance(x, str) and isinstance(c, str)) or x == c or len(definitions[d]) != 1:
+        return
+
+    def only_reader(name: str, prim: str) -> Assign | None:
+        found = readers.get(name, [])
+        if len(definitions.get(name, [])) != 1 or len(found) != 1:
+            return None
+        return _unary(found[0], prim, name)
+
+    exps = [r for r in readers.get(d, []) if _unary(r, "exp", d)]
+    if len(exps) != 1:
+        return
+    exp = exps[0]
+    e = exp.targets[0]
+    sums = [r for r in readers.get(e, []) if _unary(r, "sum", e, reduction=True)]
+    if len(sums) != 1 or len(definitions[e]) != 1 or len(definitions[sums[0].targets[0]]) != 1:
+        return
+    total = sums[0]
+    t = total.targets[0]
+    log = only_reader(t, "log") if len(readers.get(e, [])) == 1 else None
+    readers_of_d = readers[d]
+    result: Assign | None = None
+    why = ""
+    if log is not None:
+        lse = log.targets[0]
+        uses = readers.get(lse, [])
+        r = uses[0] if len(uses) == 1 and len(definitions[lse]) == 1 else None
+        if isinstance(r, Assign) and r.op.kind == "prim" and not r.op.kwargs:
+            if (r.op.prim == "add" and sorted(map(str, r.op.args)) == sorted([c, lse])
+                    and len(readers_of_d) == 1):
+                result, why = r, f"{c} + log(sum(exp({x} - {c}))) does not depend on {c}"
+            elif r.op.prim == "subtract" and r.op.args == [d, lse] and len(readers_of_d) == 2 \
+                    and set(map(id, readers_of_d)) == {id(exp), id(r)}:
+                result, why = r, f"({x} - {c}) - log(sum(exp({x} - {c}))) does not depend on {c}"
+    elif len(readers_of_d) == 1 and len(readers.get(t, [])) == 1:
+        r = readers[t][0]
+        if isinstance(r, Assign) and r.op.kind == "prim" and r.op.prim == "divide" and (
+                r.op.args == [e, t]) and not r.op.kwargs and len(readers[e]) == 2:
+            result, why = r, f"exp({x} - {c}) / sum(exp({x} - {c})) does not depend on {c}"
+    if result is None or not _in_order(after, [exp, total, log, result], c):
+        return
+    if not _valid_shift(definitions.get(c, []), total):
+        return
+    difference.frozen = {**difference.frozen, c: why}
+    if c in ir.op_reads(result.op):
+        result.frozen = {**result.frozen, c: why}
+
+
+def _unary(s: ir.Stmt | None, prim: str, arg: str, reduction: bool = False) -> Assign | None:
+    """``s`` when it is ``target = prim(arg)`` (keyword arguments only for a reduction)."""
+    if not isinstance(s, Assign) or s.op.kind != "prim" or s.op.prim != prim:
+        return None
+    if s.op.args != [arg] or len(s.targets) != 1 or (s.op.kwargs and not reduction):
+        return None
+    return s
+
+
+def _in_order(after: list[ir.Stmt], chain: list[Assign | None], shift: str) -> bool:
+    """Every step of ``chain`` comes later in the subtraction's block, in order, with only
+    plain assignments up to the last one, none of which writes the shift: all read one value."""
+    wanted = [s for s in chain if s is not None]
+    for s in after:
+        if not isinstance(s, Assign) or shift in s.targets:
+            return False
+        if s is wanted[0]:
+            wanted.pop(0)
+            if not wanted:
+                return True
+    return False
+
+
+def _valid_shift(defs: list[ir.Stmt], reduction: Assign) -> bool:
+    """The shift is one reduction over the summed axes: constant along them."""
+    if len(defs) != 1 or not isinstance(defs[0], Assign):
+        return False
+    op = defs[0].op
+    if op.kind != "prim" or op.prim not in _SHIFTS or len(op.args) != 1:
+        return False
+    axis, keepdims = _reduction_axes(op), _reduction_axes(reduction.op)
+    if axis is None or keepdims is None or axis != keepdims:
+        return False
+    summed_axis, keeps = axis
+    return summed_axis is None or keeps is True
+
+
+def _reduction_axes(op: ir.Op) -> tuple[Any, Any] | None:
+    """(axis, keepdims) as plain values; None when either is not a literal."""
+    unknown = object()
+    values = {}
+    for key, default in (("axis", None), ("keepdims", False)):
+        atom = op.kwargs.get(key)
+        value = default if atom is None else _literal(atom, unknown)
+        if value is unknown:
+            return None
+        values[key] = tuple(value) if isinstance(value, list) else value
+    if set(op.kwargs) - {"axis", "keepdims"}:
+        return None
+    return values["axis"], values["keepdims"]
+
+
+def _literal(atom: Any, unknown: object) -> Any:
+    if isinstance(atom, ir.Const):
+        return atom.value
+    if isinstance(atom, gast.Constant):
+        return atom.value
+    if isinstance(atom, (gast.Tuple, gast.List)):
+        items = [_literal(e, unknown) for e in atom.elts]
+        return unknown if unknown in items else tuple(items)
+    if isinstance(atom, gast.UnaryOp) and isinstance(atom.op, gast.USub) and isinstance(
+            atom.operand, gast.Constant) and isinstance(atom.operand.value, int):
+        return -atom.operand.value
+    return unknown
