@@ -66,43 +66,46 @@ def _freeze_if_shift(difference: Assign, after: list[ir.Stmt],
     if not (isinstance(x, str) and isinstance(c, str)) or x == c or len(definitions[d]) != 1:
         return
 
-    def only_reader(name: str, prim: str) -> Assign | None:
-        found = readers.get(name, [])
-        if len(definitions.get(name, [])) != 1 or len(found) != 1:
-            return None
-        return _unary(found[0], prim, name)
+    def single(name: str) -> bool:
+        return len(definitions.get(name, [])) == 1
 
-    exps = [r for r in readers.get(d, []) if _unary(r, "exp", d)]
-    if len(exps) != 1:
+    def steps(name: str, prim: str, reduction: bool = False) -> list[Assign]:
+        """The statements ``_ = prim(name)`` among ``name``'s readers."""
+        return [a for r in readers.get(name, [])
+                if (a := _unary(r, prim, name, reduction)) is not None]
+
+    exps = steps(d, "exp")
+    if len(exps) != 1 or not single(exp_name := exps[0].targets[0]):
         return
     exp = exps[0]
-    e = exp.targets[0]
-    sums = [r for r in readers.get(e, []) if _unary(r, "sum", e, reduction=True)]
-    if len(sums) != 1 or len(definitions[e]) != 1 or len(definitions[sums[0].targets[0]]) != 1:
+    sums = steps(exp_name, "sum", reduction=True)
+    if len(sums) != 1 or not single(sum_name := sums[0].targets[0]):
         return
     total = sums[0]
-    t = total.targets[0]
-    log = only_reader(t, "log") if len(readers.get(e, [])) == 1 else None
     readers_of_d = readers[d]
+    one_use = len(readers_of_d) == 1
+    log = steps(sum_name, "log")
+    log = log if len(log) == 1 and len(readers[sum_name]) == 1 and len(readers[exp_name]) == 1 \
+        else []
     result: Assign | None = None
     why = ""
-    if log is not None:
-        lse = log.targets[0]
+    if log:
+        lse = log[0].targets[0]
         uses = readers.get(lse, [])
-        r = uses[0] if len(uses) == 1 and len(definitions[lse]) == 1 else None
+        r = uses[0] if len(uses) == 1 and single(lse) else None
         if isinstance(r, Assign) and r.op.kind == "prim" and not r.op.kwargs:
-            if (r.op.prim == "add" and sorted(map(str, r.op.args)) == sorted([c, lse])
-                    and len(readers_of_d) == 1):
+            if r.op.prim == "add" and sorted(map(str, r.op.args)) == sorted([c, lse]) \
+                    and one_use:
                 result, why = r, f"{c} + log(sum(exp({x} - {c}))) does not depend on {c}"
             elif r.op.prim == "subtract" and r.op.args == [d, lse] and len(readers_of_d) == 2 \
-                    and set(map(id, readers_of_d)) == {id(exp), id(r)}:
+                    and {id(u) for u in readers_of_d} == {id(exp), id(r)}:
                 result, why = r, f"({x} - {c}) - log(sum(exp({x} - {c}))) does not depend on {c}"
-    elif len(readers_of_d) == 1 and len(readers.get(t, [])) == 1:
-        r = readers[t][0]
+    elif one_use and len(readers.get(sum_name, [])) == 1 and len(readers[exp_name]) == 2:
+        r = readers[sum_name][0]
         if isinstance(r, Assign) and r.op.kind == "prim" and r.op.prim == "divide" and (
-                r.op.args == [e, t]) and not r.op.kwargs and len(readers[e]) == 2:
+                r.op.args == [exp_name, sum_name]) and not r.op.kwargs:
             result, why = r, f"exp({x} - {c}) / sum(exp({x} - {c})) does not depend on {c}"
-    if result is None or not _in_order(after, [exp, total, log, result], c):
+    if result is None or not _in_order(after, [exp, total, *log, result], c):
         return
     if not _valid_shift(definitions.get(c, []), total):
         return
@@ -120,10 +123,10 @@ def _unary(s: ir.Stmt | None, prim: str, arg: str, reduction: bool = False) -> A
     return s
 
 
-def _in_order(after: list[ir.Stmt], chain: list[Assign | None], shift: str) -> bool:
+def _in_order(after: list[ir.Stmt], chain: list[Assign], shift: str) -> bool:
     """Every step of ``chain`` comes later in the subtraction's block, in order, with only
     plain assignments up to the last one, none of which writes the shift: all read one value."""
-    wanted = [s for s in chain if s is not None]
+    wanted = list(chain)
     for s in after:
         if not isinstance(s, Assign) or shift in s.targets:
             return False
