@@ -233,8 +233,10 @@ def array_params(unit: Unit, mask: tuple[bool, ...]) -> set[str]:
 
 
 def _local_names(unit: Unit) -> set[str]:
+    """The user's local names and the normalized program's (a renamed ``v4_1`` read in a
+    condition kept as written is as local as ``v4``: ``v4_1.sum()`` is a method call)."""
     from .normalize import _assigned_names
-    return _assigned_names(unit.parsed.node)
+    return _assigned_names(unit.parsed.node) | ir.writes_in(unit.ir.body) | set(unit.ir.params)
 
 
 def _forward_lines(emitter: Emitter, s: ir.Stmt) -> list[gast.stmt]:

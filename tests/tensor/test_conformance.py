@@ -424,6 +424,10 @@ for _shape in ((3, 4), (3, 1), (1, 4), (2, 1, 4), (2, 3, 4), (4,), (1,), (), (1,
     case("unbroadcast", _X234, Lazy(lambda dt, s=_shape: A(np.zeros(s, dt))),
          ref=lambda x, like: _sum_to_ref(x, like.shape), id=f"like {_shape}",
          traced=_shape == (1, 4))
+# a 0-d adjoint (a zero reset to a number in a loop) stands for itself everywhere in ``like``
+case("unbroadcast", Lazy(lambda dt: A(np.full((), 2.0, dt))),
+     Lazy(lambda dt: A(np.zeros((3, 4), dt))), ref=lambda x, like: np.broadcast_to(x, like.shape),
+     id="0-d into (3, 4)")
 for _x, _reps in ((F(3), 2), (F(2, 3), (2, 1)), (F(2, 3), (2, 1, 1)), (_X234, (1, 2)),
                   (F(2, 3), 3)):
     case("tile", _x, _reps, traced=_reps == (2, 1, 1))

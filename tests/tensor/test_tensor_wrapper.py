@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import gradlab.tensor as gt
-from gradlab.tensor.backends.scalars import SCALAR_FUNCTIONS
+from gradlab.tensor.backends.scalars import SCALAR_FUNCTIONS, SCALAR_REDUCTIONS
 from gradlab.errors import BackendError, GradlabError
 from gradlab.tensor import Tensor, astensor, native
 
@@ -694,6 +694,24 @@ def test_unary_primitive_of_a_python_number(framework: str, name: str) -> None:
     np.testing.assert_allclose(to_numpy(getattr(ops, name)(to_framework(arr, framework)
                                                           if framework != "python" else arr)),
                                expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("framework", SCALAR_BACKENDS)
+@pytest.mark.parametrize("name", sorted(SCALAR_REDUCTIONS))
+def test_reduction_of_a_python_number(framework: str, name: str) -> None:
+    if framework != "python":
+        require(framework)
+    ops = gt.backend(framework)
+    for x in (0.5, -2.0, 3):
+        got = getattr(ops, name)(x)
+        assert float(got) == pytest.approx(float(getattr(np, name if name != "logsumexp" else
+                                                         "sum")(np.float64(x))))
+        assert type(got) is float, f"{framework} {name}({x!r}) gave {type(got)}"
+    arr = np.array([[0.5, 0.25], [1.0, 2.0]])
+    t = to_framework(arr, framework) if framework != "python" else arr
+    np.testing.assert_allclose(to_numpy(getattr(ops, name)(t, axis=0)),
+                               to_numpy(getattr(gt.backend("numpy"), name)(arr, axis=0)),
+                               rtol=1e-12)
 
 
 @pytest.mark.parametrize("framework", SCALAR_BACKENDS)

@@ -103,8 +103,13 @@ def complete(ns: dict[str, Any]) -> None:
 
     def unbroadcast(x: Any, like: Any) -> Any:
         target = shape_of(like)
-        if shape_of(x) == target:
+        have = shape_of(x)
+        if have == target:
             return x
+        if not have:
+            # a number standing for an adjoint that is zero so far (an overwritten value's,
+            # reset to 0.0 in a loop): it means that number everywhere in ``like``
+            return ns["broadcast_like"](x, like)
         return sum_to(x, target)
 
     def norm(x: Any, ord: Any = None, axis: Any = None, *, keepdims: bool = False) -> Any:

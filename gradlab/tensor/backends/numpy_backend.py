@@ -109,6 +109,8 @@ def logsumexp(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
         a = a.astype(np.float64)
     if a.size == 0:
         return np.log(_add_reduce(np.exp(a), axis, keepdims=keepdims))
+    if a.ndim == 0:   # one number is its own logsumexp (and NumPy ufuncs return scalars)
+        return a[()] + 0.0
     m = _max_reduce(a, axis, keepdims=True)
     m = np.where(np.isfinite(m), m, 0.0).astype(a.dtype, copy=False)
     t = np.subtract(a, m)

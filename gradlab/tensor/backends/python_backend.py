@@ -8,12 +8,14 @@ from typing import Any
 from . import numpy_backend as _np_ops
 from .numpy_backend import *  # noqa: F401,F403  (everything not overridden below)
 from .numpy_backend import native_dtype  # noqa: F401
-from .scalars import SCALAR_FUNCTIONS, scalar_first
+from .scalars import SCALAR_FUNCTIONS, SCALAR_REDUCTIONS, reduction_first, scalar_first
 
 NAME = "python"
 
 for _name in SCALAR_FUNCTIONS:
     globals()[_name] = scalar_first(_name, getattr(_np_ops, _name))
+for _name in SCALAR_REDUCTIONS:
+    globals()[_name] = reduction_first(_name, getattr(_np_ops, _name))
 del _name
 
 

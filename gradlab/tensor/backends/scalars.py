@@ -11,6 +11,7 @@ float, which is why the pure-Python backend uses the same table.
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 from typing import Any, Callable
 
@@ -60,8 +61,28 @@ def scalar_first(name: str, array_fn: Callable[[Any], Any]) -> Callable[[Any], A
     return op
 
 
+#: reductions, and what each gives for one number (``np.sum(0.5)`` is 0.5, its var 0.0)
+SCALAR_REDUCTIONS: dict[str, Callable[[float], float]] = dict(
+    sum=float, mean=float, prod=float, max=float, min=float, logsumexp=float,
+    var=lambda x: 0.0, std=lambda x: 0.0)
+
+
+def reduction_first(name: str, array_fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``array_fn`` for tensors; a Python int or float reduced over every axis (its only one)
+    is a Python float, as NumPy would give (``np.sum(x * 1.0 if c else 0.5)``)."""
+    scalar_fn = SCALAR_REDUCTIONS[name]
+
+    @functools.wraps(array_fn)
+    def op(x: Any, axis: Any = None, **kwargs: Any) -> Any:
+        if (type(x) is float or type(x) is int) and axis is None and not kwargs.get("ddof"):
+            return scalar_fn(x)
+        return array_fn(x, axis, **kwargs)
+    return op
+
+
 def accept_python_numbers(ns: dict[str, Any]) -> None:
-    """Wrap each unary primitive of a backend namespace with :func:`scalar_first`. The
+    """Wrap each unary primitive of a backend namespace with :func:`scalar_first`, and each
+    reduction with :func:`reduction_first`. The
     framework's own functions stay in ``ns["TENSOR_ONLY"]`` for callers that only ever hold
     tensors (the Tensor wrapper's methods), which so skip the extra frame."""
     originals = ns.setdefault("TENSOR_ONLY", {})
@@ -69,3 +90,6 @@ def accept_python_numbers(ns: dict[str, Any]) -> None:
         if name in ns:
             originals[name] = ns[name]
             ns[name] = scalar_first(name, ns[name])
+    for name in SCALAR_REDUCTIONS:
+        originals[name] = ns[name]
+        ns[name] = reduction_first(name, ns[name])
