@@ -1,4 +1,5 @@
-"""Unary primitives on plain Python numbers, shared by every backend that needs them.
+"""Unary primitives and reductions on plain Python numbers, shared by every backend that
+needs them.
 
 Generated code can hand a primitive a Python float: a branch that yields a constant
 (``np.sin(x[1] if x[1] < 0 else 0.5)``), a helper's default argument, a rule applied to such a
@@ -82,9 +83,9 @@ def reduction_first(name: str, array_fn: Callable[..., Any]) -> Callable[..., An
 
 def accept_python_numbers(ns: dict[str, Any]) -> None:
     """Wrap each unary primitive of a backend namespace with :func:`scalar_first`, and each
-    reduction with :func:`reduction_first`. The
-    framework's own functions stay in ``ns["TENSOR_ONLY"]`` for callers that only ever hold
-    tensors (the Tensor wrapper's methods), which so skip the extra frame."""
+    reduction with :func:`reduction_first`. The framework's own functions stay in
+    ``ns["TENSOR_ONLY"]`` for callers that only ever hold tensors (the Tensor wrapper's
+    methods), which so skip the extra frame."""
     originals = ns.setdefault("TENSOR_ONLY", {})
     for name in SCALAR_FUNCTIONS:
         if name in ns:
