@@ -4,7 +4,8 @@
 Inside loops names stay as written (a loop-carried ``h`` must be the same variable on every
 iteration); values a loop overwrites are saved on a stack by the reverse generator instead.
 Where branches give a variable different versions, the branch that did not assign it copies
-the version in (``else: x_1 = x``), so code after the ``if`` reads one name.
+the other's version in (``else: x_1 = x``), so code after the ``if`` reads one name; a name
+from before the ``if`` is never written again.
 """
 from __future__ import annotations
 
@@ -96,6 +97,11 @@ class Renamer:
                 a, b = after_body.get(name), after_else.get(name)
                 if a == b:
                     merged[name] = a  # type: ignore[assignment]
+                elif a is not None and b is not None and a == before.get(name):
+                    # only the else branch wrote it: the if branch copies the new version in
+                    # (copying into ``a`` instead would overwrite a value the backward reads)
+                    merged[name] = b
+                    body.append(Assign(None, [b], Op("copy", args=[a])))
                 elif a is not None and b is not None:
                     merged[name] = a
                     orelse.append(Assign(None, [a], Op("copy", args=[b])))
