@@ -30,7 +30,12 @@ def _softplus(x: float) -> float:
 
 
 def _sign(x: float) -> float:
-    return x if x != x else float((x > 0) - (x < 0))   # NumPy's sign: nan stays nan
+    return x if x != x else float(x > 0) - float(x < 0)   # NumPy's sign: nan stays nan
+
+
+#: Numbers answered without the framework: Python's, and NumPy's scalars (``np.abs(0.5)`` in
+#: code kept as written on constants gives one, and torch refuses it as it refuses a float).
+NUMBERS = frozenset({float, int, np.float64, np.float32, np.float16, np.int64, np.int32})
 
 
 #: primitive name -> its value on one Python number
@@ -51,9 +56,9 @@ def scalar_first(name: str, array_fn: Callable[[Any], Any]) -> Callable[[Any], A
     numpy_fn = getattr(_np_ops, name)
 
     def op(x: Any) -> Any:
-        if type(x) is float or type(x) is int:
+        if type(x) in NUMBERS:
             try:
-                return scalar_fn(x)
+                return scalar_fn(float(x))
             except (ValueError, OverflowError, ZeroDivisionError):
                 return float(numpy_fn(float(x)))
         return array_fn(x)
@@ -75,7 +80,7 @@ def reduction_first(name: str, array_fn: Callable[..., Any]) -> Callable[..., An
 
     @functools.wraps(array_fn)
     def op(x: Any, axis: Any = None, **kwargs: Any) -> Any:
-        if (type(x) is float or type(x) is int) and axis is None and not kwargs.get("ddof"):
+        if type(x) in NUMBERS and axis is None and not kwargs.get("ddof"):
             return scalar_fn(x)
         return array_fn(x, axis, **kwargs)
     return op
