@@ -377,6 +377,8 @@ class Reverse:
                 return False
             if isinstance(loop, ir.While) and v in ir.atom_names(loop.test):
                 return False
+            if self._defined_before(v, loop):
+                return False   # the backward of code before the loop reads its older value
         return True
 
     def _reads_old_value(self, s: Assign, plan: Plan) -> bool:
