@@ -7,6 +7,8 @@ reassigned, so the user's own names always stay visible.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import gast
 
 from .emit import COMMENT
@@ -17,9 +19,10 @@ _EFFECT_METHODS = {"append", "pop"}
 def optimize(fn: gast.FunctionDef, keep: set[str], user_names: set[str]) -> gast.FunctionDef:
     for _ in range(8):
         names = _Names(fn)
-        changed = _propagate_copies(fn, names, user_names)
-        changed |= _propagate_local_copies(fn, names, user_names)
-        changed |= _remove_dead(fn, names, keep)
+        changed = _drop_where(names, lambda b, i: _propagate_copy(b[i], names, user_names))
+        changed |= _drop_where(names, lambda b, i: _propagate_local_copy(b, i, names,
+                                                                         user_names))
+        changed |= _drop_where(names, lambda b, i: _is_dead(b[i], names, keep))
         if not changed:
             break
     _drop_dangling_comments(fn.body)
@@ -111,22 +114,28 @@ def _has_effect(value: gast.expr) -> bool:
     return False
 
 
-def _remove_dead(fn: gast.FunctionDef, names: _Names, keep: set[str]) -> bool:
+def _drop_where(names: _Names, drop: Callable[[list[gast.stmt], int], bool]) -> bool:
+    """Delete each statement ``i`` of each block for which ``drop(block, i)`` holds (``drop``
+    makes whatever renaming that takes); the index forgets the deleted statement's names."""
     changed = False
     for block in names.blocks:
         i = 0
         while i < len(block):
-            s = block[i]
-            if isinstance(s, gast.Assign) and len(s.targets) == 1:
-                targets = _target_names(s.targets[0])
-                if targets and not any(names.load_count(n) for n in targets) \
-                        and not targets & keep and not _has_effect(s.value):
-                    del block[i]
-                    names.forget(s)
-                    changed = True
-                    continue
+            if drop(block, i):
+                names.forget(block.pop(i))
+                changed = True
+                continue
             i += 1
     return changed
+
+
+def _is_dead(s: gast.stmt, names: _Names, keep: set[str]) -> bool:
+    if not (isinstance(s, gast.Assign) and len(s.targets) == 1):
+        return False
+    targets = _target_names(s.targets[0])
+    if not targets or targets & keep or any(names.load_count(n) for n in targets):
+        return False
+    return not _has_effect(s.value)
 
 
 def _target_names(target: gast.expr) -> set[str] | None:
@@ -145,42 +154,27 @@ def _copy(s: gast.stmt) -> tuple[str, str] | None:
     return None
 
 
-def _propagate_copies(fn: gast.FunctionDef, names: _Names, user_names: set[str]) -> bool:
-    changed = False
-    for block in names.blocks:
-        i = 0
-        while i < len(block):
-            pair = _copy(block[i])
-            if pair is not None:
-                a, b = pair
-                if a not in user_names and names.stores.get(a, 0) == 1 and (
-                        names.stores.get(b, 0) <= 1) and a != b:
-                    names.forget(block.pop(i))
-                    names.rename_loads(a, b)
-                    changed = True
-                    continue
-            i += 1
-    return changed
+def _propagate_copy(s: gast.stmt, names: _Names, user_names: set[str]) -> bool:
+    """``a = b`` where ``a`` is a generated name assigned once and ``b`` is never reassigned:
+    every read of ``a`` reads ``b`` instead, and the copy can go."""
+    pair = _copy(s)
+    if pair is None:
+        return False
+    a, b = pair
+    if a in user_names or a == b or names.stores.get(a, 0) != 1 or names.stores.get(b, 0) > 1:
+        return False
+    names.rename_loads(a, b)
+    return True
 
 
-def _propagate_local_copies(fn: gast.FunctionDef, names: _Names, user_names: set[str]) -> bool:
+def _propagate_local_copy(block: list[gast.stmt], i: int, names: _Names,
+                          user_names: set[str]) -> bool:
     """``a = b`` followed, in the same block, by the only use of ``a`` with ``b`` unchanged in
     between (``ddt = dx`` then ``dv = dv + dt * ddt``): use ``b`` there and drop the copy.
     The gradient code's own temporaries only; loops make this the common case."""
-    changed = False
-    for block in names.blocks:
-        i = 0
-        while i < len(block):
-            pair = _copy(block[i])
-            if pair is not None and _propagate_one(block, i, pair, names, user_names):
-                changed = True
-                continue
-            i += 1
-    return changed
-
-
-def _propagate_one(block: list[gast.stmt], i: int, pair: tuple[str, str], names: _Names,
-                   user_names: set[str]) -> bool:
+    pair = _copy(block[i])
+    if pair is None:
+        return False
     a, b = pair
     if a in user_names or a == b or names.stores.get(a, 0) != 1 or names.load_count(a) != 1:
         return False
@@ -189,7 +183,6 @@ def _propagate_one(block: list[gast.stmt], i: int, pair: tuple[str, str], names:
         walked = list(gast.walk(later))
         if any(n is use for n in walked):
             if isinstance(later, gast.Assign):
-                names.forget(block.pop(i))
                 names.rename_loads(a, b)
                 return True
             return False
