@@ -247,14 +247,19 @@ class _InlineRewriter(gast.NodeTransformer):
     def __init__(self, emitter: Emitter, force: bool = False) -> None:
         self.e = emitter
         self.force = force
+        self.user_calls: set[int] = set()   # ids of calls to the user's (transformed) functions
 
     def _dynamic(self, node: gast.AST) -> bool:
         """Whether ``node`` computes on arrays: it names one, or it contains a call already
-        routed through ``gl`` (``np.sum(np.ones(4))``: the inner call makes an array)."""
+        routed through ``gl`` (``np.sum(np.ones(4))``: the inner call makes an array) or a call
+        to one of the user's functions (their copies compute with ``gl`` on the backend of
+        the call, so ``np.sum(h(0.5))`` may meet a torch tensor)."""
         if self.force:
             return True
         for n in gast.walk(node):
             if isinstance(n, gast.Name) and n.id in self.e.activity.arrays:
+                return True
+            if id(n) in self.user_calls:
                 return True
             if (isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
                     and isinstance(n.func.value, gast.Name) and n.func.value.id == self.e.gl):
@@ -275,6 +280,7 @@ class _InlineRewriter(gast.NodeTransformer):
             return node
         if res.kind == "user":
             node.func = name(self.e.portable_name(res.callee))
+            self.user_calls.add(id(node))
             return node
         if res.kind == "prim" and (res.prim in CREATION or self._dynamic(node)):
             from .rules import is_custom

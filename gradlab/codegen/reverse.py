@@ -557,6 +557,15 @@ class Reverse:
         helper = "zeros_like_list" if v in self.lists else "zeros_like"
         return assign(self.adj(v), call(attr(self.gl, helper), [name(v)]))
 
+    def _zero_for_earlier_iteration(self, v: str, loop: ir.For | ir.While) -> gast.stmt:
+        """The gradient of ``v`` as the previous iteration left it, for a ``v`` this iteration
+        overwrote: zero, shaped like that value when the backward pass restored it (indexing
+        ``dv[i]`` needs an array), else the number 0.0. Before the first iteration the restored
+        value is None, whose zero is 0.0."""
+        if v in self.needed and self.classes.get(v) != SCALAR and v not in self.lists:
+            return assign(self.adj(v), call(attr(self.gl, "zeros_like"), [name(v)]))
+        return self._zero(v, loop)
+
     def _backward_loop(self, s: ir.For | ir.While, state: set[str], out: list[gast.stmt]) -> None:
         if not self._active_block(s.body):
             return
@@ -573,7 +582,7 @@ class Reverse:
             inits += sorted(grown)
             entry |= grown
         lost = entry - body_state
-        body += [self._zero(v, s) for v in sorted(lost)]
+        body += [self._zero_for_earlier_iteration(v, s) for v in sorted(lost)]
         self.emitter.last_origin[0] = None
         out.extend(self._zero(v, s) for v in inits)
         if isinstance(s, ir.For) and s.counter is None:

@@ -35,6 +35,4 @@ def f(x):
 SHAPES = ((),)
 WRT = (0,)
 SEED = 0
-XFAIL = {"torch": "open gradlab bug: np.sum(h2(0.5)) in a condition kept as written meets a torch "
-                   "tensor from the helper: TypeError: sum() got an unexpected keyword argument "
-                   "'axis'"}
+XFAIL = None
