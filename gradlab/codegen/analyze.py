@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 import gast
 
+from . import trees
 from ..errors import NoRuleError
 from . import ir
 from .ir import Assign, Op
@@ -212,7 +213,7 @@ def _makes_view(op: Op) -> bool:
         index = op.args[1] if len(op.args) > 1 else None
         return isinstance(index, gast.AST) and any(
             isinstance(n, gast.Slice) or isinstance(n, gast.Constant) and (
-                n.value is None or n.value is Ellipsis) for n in gast.walk(index))
+                n.value is None or n.value is Ellipsis) for n in trees.walk(index))
     return op.prim in _VIEWS
 
 

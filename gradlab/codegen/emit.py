@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import gast
 
-from . import ir
+from . import ir, trees
 from .analyze import CREATION, Activity, array_arguments
 from .ir import Assign, Const, Op
 from .resolve import Resolver, bindings, signature
@@ -199,8 +199,7 @@ class Emitter:
     def inline(self, node: gast.AST, force: bool = False) -> Any:
         """An expression kept as written, with calls on arrays routed through ``gl`` (all of
         them with ``force``: code that handles gradients, which are arrays)."""
-        import copy
-        return _InlineRewriter(self, force).visit(copy.deepcopy(node))
+        return _InlineRewriter(self, force).visit(trees.clone(node))
 
     # --- statements ------------------------------------------------------------------------------
     def forward(self, s: ir.Stmt) -> list[gast.stmt]:
@@ -256,7 +255,7 @@ class _InlineRewriter(gast.NodeTransformer):
         the call, so ``np.sum(h(0.5))`` may meet a torch tensor)."""
         if self.force:
             return True
-        for n in gast.walk(node):
+        for n in trees.walk(node):
             if isinstance(n, gast.Name) and n.id in self.e.activity.arrays:
                 return True
             if id(n) in self.user_calls:

@@ -13,6 +13,7 @@ from typing import Any
 
 import gast
 
+from . import trees
 from ..errors import NoRuleError
 from . import ir
 from .analyze import (SCALAR, _BROADCASTING, array_arguments, check, number_params,
@@ -186,7 +187,7 @@ class Forward:
         if (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
                 and value.func.attr == "getitem" and len(value.args) == 2):
             index = value.args[1]
-            names = {n.id for n in gast.walk(index) if isinstance(n, gast.Name)}
+            names = {n.id for n in trees.walk(index) if isinstance(n, gast.Name)}
             if not names & self.act.arrays:
                 from .reverse import _subscript_index
                 return gast.Subscript(value=value.args[0], slice=_subscript_index(index),

@@ -13,6 +13,8 @@ from typing import Any, Iterator, Union
 
 import gast
 
+from . import trees
+
 
 @dataclass(frozen=True)
 class Origin:
@@ -166,7 +168,7 @@ def atom_names(atom: Any) -> set[str]:
     if isinstance(atom, Const) or atom is None:
         return set()
     if isinstance(atom, gast.AST):
-        return {n.id for n in gast.walk(atom) if isinstance(n, gast.Name)
+        return {n.id for n in trees.walk(atom) if isinstance(n, gast.Name)
                 and isinstance(n.ctx, gast.Load)}
     if isinstance(atom, (list, tuple)):
         out: set[str] = set()
@@ -190,7 +192,7 @@ def stmt_reads(s: Stmt) -> set[str]:
     if isinstance(s, Effect):
         names = atom_names(s.value) | ({s.target} if s.target else set())
         if s.node is not None:
-            names |= {n.id for n in gast.walk(s.node) if isinstance(n, gast.Name)}
+            names |= {n.id for n in trees.walk(s.node) if isinstance(n, gast.Name)}
         return names
     if isinstance(s, (If, While)):
         return atom_names(s.test)

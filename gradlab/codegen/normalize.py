@@ -12,6 +12,7 @@ from typing import Any
 
 import gast
 
+from . import trees
 from ..errors import GradlabSyntaxError
 from . import ir
 from .ir import Assign, Const, Op
@@ -75,7 +76,7 @@ class Normalizer:
                                     "name its parameters", node, "*args/**kwargs")
         params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
         defaults = _defaults(self.parsed.fn)
-        returns = [n for n in gast.walk(node) if isinstance(n, gast.Return)]
+        returns = [n for n in trees.walk(node) if isinstance(n, gast.Return)]
         simple = len(returns) == 1 and node.body and node.body[-1] is returns[0]
         self.result = "" if simple else self.names.fresh(node.name)
         body = self.block(node.body)
@@ -86,7 +87,7 @@ class Normalizer:
         return fn
 
     def _refuse_unsupported(self, root: gast.FunctionDef) -> None:
-        for node in gast.walk(root):
+        for node in trees.walk(root):
             if node is root:
                 continue
             entry = _REFUSED.get(type(node))
@@ -120,8 +121,8 @@ class Normalizer:
             a.annotation for a in args.posonlyargs + args.args + args.kwonlyargs
             if getattr(a, "annotation", None) is not None] + (
             [root.returns] if root.returns is not None else [])
-        defaults = {id(n) for d in outside for n in gast.walk(d)}   # evaluated at def time
-        for node in gast.walk(root):
+        defaults = {id(n) for d in outside for n in trees.walk(d)}   # evaluated at def time
+        for node in trees.walk(root):
             if not isinstance(node, gast.Name) or not isinstance(node.ctx, gast.Load) or (
                     id(node) in defaults or node.id in self.locals):
                 continue
@@ -420,7 +421,7 @@ class Normalizer:
 
     def inline(self, node: gast.expr) -> gast.expr:
         """An expression kept as written (tests, indices, options): checked, not flattened."""
-        for sub in gast.walk(node):
+        for sub in trees.walk(node):
             if isinstance(sub, gast.IfExp):
                 raise self.parsed.error("a conditional expression inside a condition or an "
                                         "index is not supported: compute it on its own line",
@@ -647,7 +648,7 @@ def _inline_ok(op: Op) -> bool:
 
 def _assigned_names(fn: gast.FunctionDef) -> set[str]:
     names = {a.id for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
-    for node in gast.walk(fn):
+    for node in trees.walk(fn):
         if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
             names.add(node.id)
     return names

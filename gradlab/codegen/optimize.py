@@ -11,6 +11,7 @@ from typing import Callable
 
 import gast
 
+from . import trees
 from .emit import COMMENT
 
 _EFFECT_METHODS = {"append", "pop"}
@@ -38,7 +39,7 @@ class _Names:
         self.loads: dict[str, list[gast.Name]] = {}
         self.stores: dict[str, int] = {}
         self.blocks: list[list[gast.stmt]] = []
-        for n in gast.walk(fn):
+        for n in trees.walk(fn):
             if isinstance(n, gast.Name):
                 if isinstance(n.ctx, gast.Load):
                     self.loads.setdefault(n.id, []).append(n)
@@ -59,7 +60,7 @@ class _Names:
 
     def forget(self, s: gast.stmt) -> None:
         """``s`` was deleted: its names no longer count."""
-        for n in gast.walk(s):
+        for n in trees.walk(s):
             if isinstance(n, gast.Name):
                 if isinstance(n.ctx, gast.Load):
                     nodes = self.loads.get(n.id, [])
@@ -103,7 +104,7 @@ def _fix_empty_blocks(block: list[gast.stmt]) -> None:
 
 
 def _has_effect(value: gast.expr) -> bool:
-    for n in gast.walk(value):
+    for n in trees.walk(value):
         if isinstance(n, gast.Call):
             f = n.func
             if isinstance(f, gast.Attribute) and f.attr in _EFFECT_METHODS:
@@ -180,7 +181,7 @@ def _propagate_local_copy(block: list[gast.stmt], i: int, names: _Names,
         return False
     use = names.loads[a][0]
     for later in block[i + 1:]:
-        walked = list(gast.walk(later))
+        walked = list(trees.walk(later))
         if any(n is use for n in walked):
             if isinstance(later, gast.Assign):
                 names.rename_loads(a, b)

@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 import gast
 
+from . import trees
 from ..errors import GradlabError
 from . import ir
 from .emit import Emitter, Source, compile_source, name, to_source
@@ -40,7 +41,7 @@ class Unit:
 
 
 def _all_names(node: gast.AST) -> set[str]:
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+    return {n.id for n in trees.walk(node) if isinstance(n, gast.Name)}
 
 
 def normalize_function(fn: Any) -> Unit:

@@ -14,7 +14,7 @@ from typing import Any
 
 import gast
 
-from . import ir
+from . import ir, trees
 from .ir import Assign, Op
 from .naming import Names
 
@@ -35,8 +35,8 @@ class Renamer:
         if isinstance(atom, str):
             return self.version.get(atom, atom)
         if isinstance(atom, gast.AST):
-            node = copy.deepcopy(atom)
-            for sub in gast.walk(node):
+            node = trees.clone(atom)
+            for sub in trees.walk(node):
                 if isinstance(sub, gast.Name) and isinstance(sub.ctx, gast.Load):
                     sub.id = self.version.get(sub.id, sub.id)
             return node

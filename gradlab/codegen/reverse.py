@@ -20,6 +20,7 @@ from typing import Any
 
 import gast
 
+from . import trees
 from ..errors import GradlabError, NoRuleError
 from . import ir
 from .analyze import SCALAR, Activity, array_arguments, check, number_params, shape_classes
@@ -199,7 +200,7 @@ class Reverse:
             if isinstance(s, ir.If):
                 if self._active_block([s]):
                     written = ir.writes_in(s.body) | ir.writes_in(s.orelse)
-                    has_call = any(isinstance(n, gast.Call) for n in gast.walk(s.test))
+                    has_call = any(isinstance(n, gast.Call) for n in trees.walk(s.test))
                     if ir.atom_names(s.test) & written or has_call:
                         s.cond = self.names.fresh("cond")
                 self._plan_control(s.body, depth, loop)
@@ -296,7 +297,7 @@ class Reverse:
         out: set[str] = set()
 
         def add_expr(e: Any) -> None:
-            for n in gast.walk(e):
+            for n in trees.walk(e):
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
                     out.add(n.id)
 
@@ -522,7 +523,7 @@ class Reverse:
             lines.append(comment(f"with gradlab.insert_grad_of({g.name}) as {g.alias}:",
                                  g.origin.lineno if g.origin else 0))
             for b in g.body:
-                lines.append(self.emitter.inline(_rename(copy.deepcopy(b), {g.alias: d}),
+                lines.append(self.emitter.inline(_rename(trees.clone(b), {g.alias: d}),
                                                  force=True))
         return lines
 
@@ -634,7 +635,7 @@ class Reverse:
                     state.add(item.target)
                 d = self.adj(item.target)
                 element = gast.Subscript(value=name(d), slice=item.index, ctx=gast.Load())
-                store = gast.Subscript(value=name(d), slice=copy.deepcopy(item.index),
+                store = gast.Subscript(value=name(d), slice=trees.clone(item.index),
                                        ctx=gast.Store())
                 lines.append(gast.Assign(targets=[store], value=gast.BinOp(
                     left=element, op=gast.Add(), right=item.expr), type_comment=None))
@@ -731,11 +732,11 @@ def _skip_broadcasts(body: list[gast.stmt], classes: dict[str, Any]) -> None:
     """``d = gl.broadcast_like(g, X)`` used once, as a factor of a product that already has a
     factor shaped like ``X``: the product broadcasts ``g`` by itself, so skip the copy.
     (``dh = 2 * h * gl.broadcast_like(dloss, h_pow2)`` becomes ``dh = 2 * h * dloss``.)"""
-    blocks = [body] + [b for n in gast.walk(gast.Module(body=body, type_ignores=[]))
+    blocks = [body] + [b for n in trees.walk(gast.Module(body=body, type_ignores=[]))
                        for b in (getattr(n, "body", None), getattr(n, "orelse", None))
                        if isinstance(b, list) and n is not None]
     loads: dict[str, int] = {}
-    for n in gast.walk(gast.Module(body=body, type_ignores=[])):
+    for n in trees.walk(gast.Module(body=body, type_ignores=[])):
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
             loads[n.id] = loads.get(n.id, 0) + 1
     for block in blocks:
@@ -768,7 +769,7 @@ def _scalars_first(body: list[gast.stmt], classes: dict[str, Any]) -> None:
         return (isinstance(f, gast.Constant) and isinstance(f.value, (int, float))) or (
             isinstance(f, gast.Name) and classes.get(f.id) == SCALAR)
 
-    for node in gast.walk(gast.Module(body=body, type_ignores=[])):
+    for node in trees.walk(gast.Module(body=body, type_ignores=[])):
         for field in ("value", "left", "right", "operand"):
             child = getattr(node, field, None)
             if isinstance(child, gast.BinOp) and isinstance(child.op, gast.Mult):
@@ -794,7 +795,7 @@ def _replace_factor(expr: gast.expr, d: str, g: gast.expr, like_class: Any,
                     classes: dict[str, Any]) -> bool:
     if like_class is None:
         return False
-    for node in gast.walk(expr):
+    for node in trees.walk(expr):
         if not (isinstance(node, gast.BinOp) and isinstance(node.op, gast.Mult)):
             continue
         factors = _factors(node)
@@ -803,11 +804,11 @@ def _replace_factor(expr: gast.expr, d: str, g: gast.expr, like_class: Any,
         if not any(isinstance(f, gast.Name) and f.id != d and classes.get(f.id) == like_class
                    for f in factors):
             continue
-        for parent in gast.walk(node):
+        for parent in trees.walk(node):
             for field in ("left", "right"):
                 child = getattr(parent, field, None)
                 if isinstance(child, gast.Name) and child.id == d:
-                    setattr(parent, field, copy.deepcopy(g))
+                    setattr(parent, field, trees.clone(g))
                     return True
     return False
 
@@ -894,7 +895,7 @@ def _loop_text(s: ir.For | ir.While) -> str:
 
 
 def _rename(node: gast.AST, mapping: dict[str, str]) -> Any:
-    for n in gast.walk(node):
+    for n in trees.walk(node):
         if isinstance(n, gast.Name) and n.id in mapping:
             n.id = mapping[n.id]
     return node
@@ -909,7 +910,7 @@ def _function_def(fname: str, unit: Any, extra: list[str], extra_defaults: list[
               for a in source_args.posonlyargs + source_args.args + source_args.kwonlyargs]
     user_defaults = list(source_args.defaults) + [d for d in source_args.kw_defaults
                                                   if d is not None]
-    defaults = [copy.deepcopy(d) for d in user_defaults] if keep_defaults else []
+    defaults = [trees.clone(d) for d in user_defaults] if keep_defaults else []
     for n, d in zip(extra, extra_defaults):
         params.append(gast.Name(n, gast.Param(), None, None))
         if d is not _REQUIRED:

@@ -17,7 +17,6 @@ Forward-mode (tangent) templates use the same style with ``_dot`` for tangents:
 """
 from __future__ import annotations
 
-import copy
 import inspect
 import textwrap
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from typing import Any, Callable
 import gast
 
 from ...errors import GradlabError
+from .. import trees
 
 
 @dataclass
@@ -68,7 +68,7 @@ def _parse_template(fn: Callable[..., Any], prim: str, kind: str) -> Rule:
     suffix = "_dot" if kind == "tangent" else ""
     adjoint_names = {_dname(n, kind) for n in names}
     reads = set()
-    for node in gast.walk(gast.Module(body=body, type_ignores=[])):
+    for node in trees.walk(gast.Module(body=body, type_ignores=[])):
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and node.id in names:
             reads.add(node.id)
     _check_template(prim, kind, names, body, adjoint_names, suffix)
@@ -84,7 +84,7 @@ def _check_template(prim: str, kind: str, names: list[str], body: list[gast.stmt
     if not names:
         raise GradlabError(f"rule for {prim!r} needs at least the result parameter")
     result_adjoint = _dname(names[0], kind)
-    for node in gast.walk(gast.Module(body=body, type_ignores=[])):
+    for node in trees.walk(gast.Module(body=body, type_ignores=[])):
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
             if kind == "adjoint" and node.id == result_adjoint:
                 raise GradlabError(f"rule for {prim!r} assigns {node.id}, the result's adjoint; "
@@ -255,7 +255,7 @@ def instantiate(rule: Rule, bindings: dict[str, Any], adjoint_of: Callable[[str]
     result_class = shape_of(values[result]) if shape_of is not None else None
 
     def substitute(expr: gast.expr) -> gast.expr:
-        expr = copy.deepcopy(expr)
+        expr = trees.clone(expr)
         expr = _Substituter(values, temps, rule.kind, params, adjoint_of, result,
                             active).visit(expr)
         if shape_of is not None:
@@ -310,7 +310,7 @@ def _param_of(target: str, params: list[str], kind: str) -> str | None:
 
 
 def _mentioned(expr: gast.expr) -> set[str]:
-    return {n.id for n in gast.walk(expr) if isinstance(n, gast.Name)}
+    return {n.id for n in trees.walk(expr) if isinstance(n, gast.Name)}
 
 
 def _strip_unbroadcast(expr: gast.expr, param: str) -> gast.expr:
@@ -332,7 +332,7 @@ def _unparse(node: gast.AST) -> str:
 
 def _static_truth(test: gast.expr, literal: dict[str, gast.Constant], params: list[str]) -> bool:
     """Evaluate a template condition over literal arguments, or raise StaticUnknown."""
-    names = {n.id for n in gast.walk(test) if isinstance(n, gast.Name)}
+    names = {n.id for n in trees.walk(test) if isinstance(n, gast.Name)}
     if not names <= set(literal) | {"None", "True", "False"}:
         raise StaticUnknown
     env = {k: v.value for k, v in literal.items()}
@@ -357,7 +357,7 @@ class _Substituter(gast.NodeTransformer):
         if name in self.temps:
             return gast.Name(self.temps[name], node.ctx, None, None)
         if name in self.values:
-            return copy.deepcopy(self.values[name])
+            return trees.clone(self.values[name])
         for p in self.params:
             if name == _dname(p, self.kind):
                 actual = self.values[p]
