@@ -36,8 +36,8 @@ def install(ns: dict[str, Any]) -> None:
             return np.broadcast_to(np.asarray(g, dtype=dt), np.shape(x))
     else:
         def broadcast_like(g: Any, x: Any) -> Any:
-            if type(x) is float or type(x) is int:   # the value is a Python number: so is g
-                return g
+            if type(x) is float or type(x) is int or isinstance(x, _numpy.generic):
+                return g   # the value is a number (NumPy kept as written on constants): so is g
             if isinstance(g, (int, float)):
                 return ns["full_like"](x, g)
             if dtype(g) != dtype(x):
