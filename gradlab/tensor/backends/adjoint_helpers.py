@@ -145,7 +145,10 @@ def install(ns: dict[str, Any]) -> None:
                    unconcatenate=unconcatenate, zeros_like_list=zeros_like_list,
                    add_lists=add_lists)
     for key, fn in helpers.items():
-        ns.setdefault(key, fn)
+        if key in ns:      # the backend has a faster form of its own, which falls back on this
+            ns["generic_" + key] = fn
+        else:
+            ns[key] = fn
 
 
 #: The helpers' signatures, for documentation and the conformance tests.
