@@ -880,3 +880,27 @@ def test_traced_subset_is_representative() -> None:
                  "unstack", "sum_to", "softmax", "norm", "one_hot", "pad", "einsum"):
         assert name in kinds, f"no traced row for {name}"
     assert len(kinds) >= 60
+
+
+# --- matmul's adjoint halves, every rank pair, against the product rule --------------------------
+_MATMUL_SHAPES = [((3, 4), (4, 5)), ((3, 4), (4,)), ((4,), (4, 5)), ((4,), (4,)),
+                  ((2, 3, 4), (4, 5)), ((2, 3, 4), (2, 4, 5)), ((3, 4), (2, 4, 5)),
+                  ((2, 3, 4), (4,))]
+
+
+@pytest.mark.parametrize("shapes", _MATMUL_SHAPES, ids=lambda s: f"{s[0]}@{s[1]}")
+def test_matmul_grad_halves(framework: str, shapes: Any) -> None:
+    """``<dz, d(x @ y)>`` along a direction (u, v) equals ``<matmul_grad_x(dz), u>`` +
+    ``<matmul_grad_y(dz), v>``: the halves are the adjoint of the product rule, whichever
+    fast form a backend uses for some ranks (TensorFlow's transpose flags)."""
+    rng = np.random.default_rng(len(shapes[0]) * 10 + len(shapes[1]))
+    x, y = rng.normal(size=shapes[0]), rng.normal(size=shapes[1])
+    u, v = rng.normal(size=shapes[0]), rng.normal(size=shapes[1])
+    dz = rng.normal(size=np.shape(np.matmul(x, y)))
+    ops = backend(framework)
+    fx, fy, fdz = (to_framework(a, framework) for a in (x, y, dz))
+    gx = to_numpy(ops.matmul_grad_x(fdz, fx, fy))
+    gy = to_numpy(ops.matmul_grad_y(fdz, fx, fy))
+    assert gx.shape == x.shape and gy.shape == y.shape
+    directional = np.sum(dz * (np.matmul(u, y) + np.matmul(x, v)))
+    np.testing.assert_allclose(np.sum(gx * u) + np.sum(gy * v), directional, rtol=1e-10)
