@@ -34,6 +34,7 @@ class GradPanel:
         self.stepper: Any = None
         self.editor_text = exercise.starter if exercise is not None else session.source
         self._widget: Any = None
+        self._page: EditPage | None = None
         self._id = next(_ids)
         session.listeners.append(self._refresh)
 
@@ -42,8 +43,8 @@ class GradPanel:
         """Build the edited code; on failure the previous version stays and ``error`` says why."""
         if text is not None:
             self.editor_text = text
-            if self._widget is not None:
-                self.editor.value = text
+            if self._page is not None:
+                self._page.editor.value = text
         ok = self.session.recompile(self.editor_text)
         if ok and self.session.results:
             self.stale = True
@@ -66,8 +67,8 @@ class GradPanel:
             raise ValueError("this panel is not an exercise (use %%grad --exercise)")
         if text is not None:
             self.editor_text = text
-            if self._widget is not None:
-                self.editor.value = text
+            if self._page is not None:
+                self._page.editor.value = text
         self.verdict = self.exercise.check(self.editor_text)
         if self.verdict.ok:
             self.session.recompile(self.editor_text)
@@ -100,8 +101,8 @@ class GradPanel:
 
     def reset(self) -> None:
         self.editor_text = self.session.generated_source
-        if self._widget is not None:
-            self.editor.value = self.editor_text
+        if self._page is not None:
+            self._page.editor.value = self.editor_text
         self.session.reset()
 
     @property
@@ -180,38 +181,12 @@ class GradPanel:
         from ipywidgets.widgets.widget_string import HTMLStyle
         klass = f"gradlab-panel-{self._id}"
         # Every widget, layout and style is a model the front end creates before it draws
-        # anything: widgets with no layout or style of their own share one of each, which
-        # halves the models (57 -> 28) and the time to the panel on screen.
-        plain, html_style = w.Layout(), HTMLStyle()
-        button_style, label_style = w.ButtonStyle(), DescriptionStyle()
-
-        def html_widget(value: str = "", layout: Any = plain) -> Any:
-            return w.HTML(value, layout=layout, style=html_style)
-
-        def button(on_click: Any, **options: Any) -> Any:
-            b = w.Button(layout=plain, style=button_style, **options)
-            b.on_click(lambda _: on_click())
-            return b
-
-        wide = w.Layout(width="100%")
-        self.code = html_widget(layout=wide)
-        self.editor = w.Textarea(value=self.editor_text,
-                                 layout=w.Layout(width="100%", height="320px"))
-        self.editor.add_class("gradlab-editor")
-        self.editor.observe(self._on_edit, names="value")
-        if self.exercise is not None:
-            self.check_button = button(self.check_exercise, description="Check", icon="check",
-                                       button_style="success",
-                                       tooltip="compare your backward pass with gradlab's")
-            self.solution_button = button(self.show_solution, description="Show solution",
-                                          icon="eye")
-            buttons = [self.check_button, self.solution_button]
-        else:
-            self.recompile_button = button(self.recompile, description="Recompile",
-                                           icon="refresh", tooltip="build the edited code")
-            self.reset_button = button(self.reset, description="Reset",
-                                       tooltip="back to the generated code")
-            buttons = [self.recompile_button, self.reset_button]
+        # anything. Widgets with no layout or style of their own share one of each, and the
+        # tabs other than the code are built when first opened: 57 models became 17.
+        self._plain, self._html_style = w.Layout(), HTMLStyle()
+        self._button_style = w.ButtonStyle()
+        label_style = DescriptionStyle()
+        self.code = self._html(layout=w.Layout(width="100%"))
         options = ["numpy", "torch", "tensorflow", "jax", "all"]
         self.backend_select = w.Dropdown(options=options, value=self.backend
                                          if self.backend in options else "numpy",
@@ -221,50 +196,101 @@ class GradPanel:
                                         if self.device in ("cpu", "cuda", "gpu") else "cpu",
                                         description="device", layout=w.Layout(width="180px"),
                                         style=label_style)
-        self.run_button = button(lambda: self.run(self.backend_select.value,
-                                                  self.device_select.value),
-                                 description="Run", icon="play", button_style="primary")
-        self.status = html_widget()
-        self.status.add_class("gradlab-status")
-        self.diff = html_widget()
-        self.diff.add_class("gradlab-diff")
-        self.result = html_widget()
+        self.run_button = self._button(lambda: self.run(self.backend_select.value,
+                                                        self.device_select.value),
+                                       description="Run", icon="play", button_style="primary")
+        self.result = self._html()
         self.result.add_class("gradlab-result")
-        self.step_box = w.VBox([html_widget("<i>open this tab after a run to step through the "
-                                            "backward pass</i>")], layout=plain)
-        self.step_box.add_class("gradlab-step-box")
-        self.graph_view = html_widget()
-        self.graph_view.add_class("gradlab-graph-view")
-        style = html_widget(f"<style>.{klass} .gradlab-editor textarea {{font-family: "
-                            f"monospace; font-size: 12px;}}</style>")
-        editor_box = w.VBox([self.editor, w.HBox(buttons, layout=plain), self.status,
-                             self.diff], layout=plain)
-        pages = [(self.code, "code"), (editor_box, "exercise" if self.exercise else "edit"),
-                 (self.step_box, "step through"), (self.graph_view, "graph")]
-        self.tabs = w.Tab(children=[p for p, _ in pages], layout=plain)
-        for i, (_, title) in enumerate(pages):
-            self.tabs.set_title(i, title)
-        if self.exercise is not None:
-            self.tabs.selected_index = 1
+        style = self._html(f"<style>.{klass} .gradlab-editor textarea {{font-family: "
+                           f"monospace; font-size: 12px;}}</style>")
+        not_yet = self._html()      # each tab but the code's, until it is first opened
+        titles = ["code", "exercise" if self.exercise else "edit", "step through", "graph"]
+        self.tabs = w.Tab(children=[self.code, not_yet, not_yet, not_yet], titles=titles,
+                          layout=self._plain)
         self.tabs.observe(self._on_tab, names="selected_index")
         controls = w.HBox([self.backend_select, self.device_select, self.run_button],
-                          layout=plain)
-        self._widget = w.VBox([style, self.tabs, controls, self.result], layout=plain)
+                          layout=self._plain)
+        self._widget = w.VBox([style, self.tabs, controls, self.result], layout=self._plain)
         self._widget.add_class(klass)
         self._widget.add_class("gradlab-panel")
+        if self.exercise is not None:
+            self.tabs.selected_index = 1
         self._refresh()
 
+    def _html(self, value: str = "", layout: Any = None) -> Any:
+        import ipywidgets as w
+        return w.HTML(value, layout=layout or self._plain, style=self._html_style)
+
+    def _button(self, on_click: Any, **options: Any) -> Any:
+        import ipywidgets as w
+        b = w.Button(layout=self._plain, style=self._button_style, **options)
+        b.on_click(lambda _: on_click())
+        return b
+
+    def _set_page(self, index: int, page: Any) -> None:
+        children = list(self.tabs.children)
+        children[index] = page
+        self.tabs.children = children
+
+    # --- the editor tab, built when first opened (or first used from Python) --------------------
+    def _edit_page(self) -> EditPage:
+        if self._widget is None:
+            self._build()
+        if self._page is None:     # (building the widget may have built it)
+            self._page = EditPage(self)
+            self._set_page(1, self._page.box)
+            self._refresh()
+        return self._page
+
+    @property
+    def editor(self) -> Any:
+        return self._edit_page().editor
+
+    @property
+    def status(self) -> Any:
+        return self._edit_page().status
+
+    @property
+    def diff(self) -> Any:
+        return self._edit_page().diff
+
+    @property
+    def recompile_button(self) -> Any:
+        return self._edit_page().buttons["Recompile"]
+
+    @property
+    def reset_button(self) -> Any:
+        return self._edit_page().buttons["Reset"]
+
+    @property
+    def check_button(self) -> Any:
+        return self._edit_page().buttons["Check"]
+
+    @property
+    def solution_button(self) -> Any:
+        return self._edit_page().buttons["Show solution"]
+
     def _on_tab(self, change: dict[str, Any]) -> None:
-        title = self.tabs.get_title(change["new"]) if change["new"] is not None else ""
-        if title == "step through" and self.session.args is not None:
-            try:
-                stepper = self.step_through()
-                self.step_box.children = [stepper.widget]
-            except Exception as e:  # show why instead of failing the widget callback
-                import ipywidgets as w
-                self.step_box.children = [w.HTML(f"<pre>{html.escape(str(e))}</pre>")]
-        elif title == "graph":
-            self.graph_view.value = self.graph_html()
+        index = change["new"]
+        if index == 1:
+            self._edit_page()
+        elif index == 2:
+            import ipywidgets as w
+            if self.session.args is None:
+                page = self._html("<i>give inputs with --run to step through the backward "
+                                  "pass</i>")
+            else:
+                try:
+                    page = self.step_through().widget
+                except Exception as e:  # show why instead of failing the widget callback
+                    page = self._html(f"<pre>{html.escape(str(e))}</pre>")
+            box = w.VBox([page], layout=self._plain)
+            box.add_class("gradlab-step-box")
+            self._set_page(2, box)
+        elif index == 3:
+            view = self._html(self.graph_html())
+            view.add_class("gradlab-graph-view")
+            self._set_page(3, view)
 
     def _on_edit(self, change: dict[str, Any]) -> None:
         self.editor_text = change["new"]
@@ -279,19 +305,11 @@ class GradPanel:
                                "backward pass in the exercise tab, then Check</i>")
         else:
             self.code.value = highlight_html(s.source)
-        if self.verdict is not None:
-            color = "#1b5e20" if self.verdict.ok else "#b00020"
-            self.status.value = (f'<pre style="{MONO};color:{color}">'
-                                 f'{html.escape(self.verdict.message)}</pre>')
-        elif s.error:
-            line = f" (line {s.error_line})" if s.error_line else ""
-            self.status.value = (f'<pre style="{MONO};color:#b00020">'
-                                 f'{html.escape(s.error)}{line}</pre>')
-        else:
-            self.status.value = ""
-        show_diff = s.diff_text and not hidden   # a diff would give an exercise away
-        self.diff.value = (f'<pre style="{MONO}">{_diff_html(s.diff_text)}</pre>'
-                           if show_diff else "")
+        if self._page is None and (s.error or self.verdict is not None):
+            self._edit_page()     # something to say in the editor tab: it calls back here
+            return
+        if self._page is not None:
+            self._page.show(s, self.verdict, hidden)
         rows = []
         if self.stale:
             rows.append('<div style="color:#8a6d3b;font-style:italic">these results are from '
@@ -303,6 +321,52 @@ class GradPanel:
             if r.check is not None:
                 rows.append(f'<pre style="{MONO}">{html.escape(r.check.table())}</pre>')
         self.result.value = "".join(rows)
+
+
+class EditPage:
+    """The editor tab: the code to edit, Recompile and Reset (Check and Show solution in an
+    exercise), and what the last recompile said, with its diff against the generated code."""
+
+    def __init__(self, panel: GradPanel) -> None:
+        import ipywidgets as w
+        self.editor = w.Textarea(value=panel.editor_text,
+                                 layout=w.Layout(width="100%", height="320px"))
+        self.editor.add_class("gradlab-editor")
+        self.editor.observe(panel._on_edit, names="value")
+        if panel.exercise is not None:
+            self.buttons = {
+                "Check": panel._button(panel.check_exercise, description="Check", icon="check",
+                                       button_style="success",
+                                       tooltip="compare your backward pass with gradlab's"),
+                "Show solution": panel._button(panel.show_solution,
+                                               description="Show solution", icon="eye")}
+        else:
+            self.buttons = {
+                "Recompile": panel._button(panel.recompile, description="Recompile",
+                                           icon="refresh", tooltip="build the edited code"),
+                "Reset": panel._button(panel.reset, description="Reset",
+                                       tooltip="back to the generated code")}
+        self.status = panel._html()
+        self.status.add_class("gradlab-status")
+        self.diff = panel._html()
+        self.diff.add_class("gradlab-diff")
+        self.box = w.VBox([self.editor, w.HBox(list(self.buttons.values()), layout=panel._plain),
+                           self.status, self.diff], layout=panel._plain)
+
+    def show(self, s: GradSession, verdict: Any, hidden: bool) -> None:
+        if verdict is not None:
+            color = "#1b5e20" if verdict.ok else "#b00020"
+            self.status.value = (f'<pre style="{MONO};color:{color}">'
+                                 f'{html.escape(verdict.message)}</pre>')
+        elif s.error:
+            line = f" (line {s.error_line})" if s.error_line else ""
+            self.status.value = (f'<pre style="{MONO};color:#b00020">'
+                                 f'{html.escape(s.error)}{line}</pre>')
+        else:
+            self.status.value = ""
+        show_diff = s.diff_text and not hidden   # a diff would give an exercise away
+        self.diff.value = (f'<pre style="{MONO}">{_diff_html(s.diff_text)}</pre>'
+                           if show_diff else "")
 
 
 def _diff_html(text: str) -> str:

@@ -100,3 +100,28 @@ def test_backend_not_installed(panel, monkeypatch):
     monkeypatch.setattr(session, "installed_frameworks", lambda: ["numpy"])
     results = panel.run("jax")
     assert "jax is not installed here" in results[0].error
+
+
+def test_tabs_other_than_the_code_are_built_when_first_opened(panel):
+    """The panel on screen fast: the front end creates few models before it draws the code."""
+    from ipywidgets.widgets.widget import _instances
+    before = len(_instances)
+    panel.widget
+    assert len(_instances) - before <= 20, len(_instances) - before
+    assert panel._page is None and "gradlab-code" in panel.tabs.children[0].value
+    panel.tabs.selected_index = 1
+    assert panel.tabs.children[1] is panel._page.box and panel.editor.value == panel.editor_text
+    panel.tabs.selected_index = 2
+    assert "gradlab-step-box" in panel.tabs.children[2]._dom_classes
+    panel.tabs.selected_index = 3
+    graph = panel.tabs.children[3]
+    assert "gradlab-graph-view" in graph._dom_classes and graph.value == panel.graph_html()
+    assert panel.tabs.titles == ("code", "edit", "step through", "graph")
+
+
+def test_a_failed_recompile_opens_its_message_in_the_edit_tab(panel):
+    panel.widget
+    assert panel._page is None
+    assert not panel.recompile(panel.editor_text.replace("return dW", "return dW +"))
+    assert panel._page is not None and "syntax error" in panel.status.value
+    assert "return dW +" in panel.editor.value
