@@ -199,3 +199,28 @@ def test_stop_gradient_and_straight_through():
     np.testing.assert_allclose(gradlab.grad(straight_through)(np.array([0.4, 1.6])),
                                2 * np.round([0.4, 1.6]))
     assert "stop_gradient" in gradlab.grad(f).source
+
+
+def _scaled_sum(x, scale=2.0):
+    return np.sum(np.tanh(x) * scale)
+
+
+def test_a_gradient_has_the_original_signature():
+    """tf.function and jax.jit bind calls to it (see GradientFunction.__signature__)."""
+    import inspect
+    assert inspect.signature(gradlab.grad(_scaled_sum)) == inspect.signature(_scaled_sum)
+    assert inspect.signature(gradlab.value_and_grad(_scaled_sum)) == inspect.signature(
+        _scaled_sum)
+
+
+def test_under_tf_function_with_and_without_a_seed():
+    from tests.conftest import require
+    require("tensorflow")
+    import tensorflow as tf
+    x = np.linspace(-1.0, 1.0, 5)
+    want = 2.0 * (1.0 - np.tanh(x) ** 2)
+    df = gradlab.grad(_scaled_sum)
+    np.testing.assert_allclose(tf.function(df)(tf.constant(x)).numpy(), want, rtol=1e-12)
+    seeded = tf.function(lambda x, s: df(x, seed=s))
+    np.testing.assert_allclose(seeded(tf.constant(x), tf.constant(3.0, tf.float64)).numpy(),
+                               3.0 * want, rtol=1e-12)
