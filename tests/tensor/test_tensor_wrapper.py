@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import gradlab.tensor as gt
-from gradlab.tensor.backends.scalars import SCALAR_FUNCTIONS, SCALAR_REDUCTIONS
+from gradlab.tensor.backends.scalars import SCALAR_BINARY, SCALAR_FUNCTIONS, SCALAR_REDUCTIONS
 from gradlab.errors import BackendError, GradlabError
 from gradlab.tensor import Tensor, astensor, native
 
@@ -713,6 +713,30 @@ def test_reduction_of_a_python_number(framework: str, name: str) -> None:
     np.testing.assert_allclose(to_numpy(getattr(ops, name)(t, axis=0)),
                                to_numpy(getattr(gt.backend("numpy"), name)(arr, axis=0)),
                                rtol=1e-12)
+
+
+@pytest.mark.parametrize("framework", SCALAR_BACKENDS)
+@pytest.mark.parametrize("name", sorted(SCALAR_BINARY))
+def test_binary_primitive_of_two_python_numbers(framework: str, name: str) -> None:
+    """``np.maximum(v, v)`` while ``v`` is still the number 0.5 (found by the fuzzer: on
+    TensorFlow it made a float32 tensor that then met the user's float64)."""
+    if framework != "python":
+        require(framework)
+    ops = gt.backend(framework)
+    pairs = [(0.5, 0.5), (-2.0, 3), (3, -2.0), (np.float64(0.25), 1.0), (math.nan, 1.0),
+             (1.0, math.nan)]
+    for x, y in pairs:
+        got = getattr(ops, name)(x, y)
+        assert type(got) is float, f"{framework} {name}({x!r}, {y!r}) gave {type(got)}"
+        want = float(getattr(np, name)(np.float64(x), np.float64(y)))
+        assert got == pytest.approx(want, rel=1e-15, nan_ok=True), (x, y, got, want)
+    if name != "arctan2":   # two ints (lengths, counters) stay an int
+        assert getattr(ops, name)(3, 4) == (4 if name == "maximum" else 3)
+        assert type(getattr(ops, name)(3, 4)) is int
+    a, b = np.array([0.5, -1.0]), np.array([0.25, 2.0])
+    t = (lambda v: v) if framework == "python" else (lambda v: to_framework(v, framework))
+    np.testing.assert_allclose(to_numpy(getattr(ops, name)(t(a), t(b))),
+                               getattr(np, name)(a, b), rtol=1e-12)
 
 
 @pytest.mark.parametrize("framework", SCALAR_BACKENDS)

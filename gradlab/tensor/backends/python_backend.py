@@ -8,7 +8,8 @@ from typing import Any
 from . import numpy_backend as _np_ops
 from .numpy_backend import *  # noqa: F401,F403  (everything not overridden below)
 from .numpy_backend import native_dtype  # noqa: F401
-from .scalars import SCALAR_FUNCTIONS, SCALAR_REDUCTIONS, reduction_first, scalar_first
+from .scalars import (SCALAR_BINARY, SCALAR_FUNCTIONS, SCALAR_REDUCTIONS, binary_first,
+                      reduction_first, scalar_first)
 
 NAME = "python"
 
@@ -16,6 +17,8 @@ for _name in SCALAR_FUNCTIONS:
     globals()[_name] = scalar_first(_name, getattr(_np_ops, _name))
 for _name in SCALAR_REDUCTIONS:
     globals()[_name] = reduction_first(_name, getattr(_np_ops, _name))
+for _name in SCALAR_BINARY:
+    globals()[_name] = binary_first(_name, getattr(_np_ops, _name))
 del _name
 
 

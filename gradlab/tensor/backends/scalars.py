@@ -1,4 +1,4 @@
-"""Unary primitives and reductions on plain Python numbers, shared by every backend that
+"""Unary and binary primitives and reductions on plain Python numbers, shared by every backend that
 needs them.
 
 Generated code can hand a primitive a Python float: a branch that yields a constant
@@ -86,6 +86,39 @@ def reduction_first(name: str, array_fn: Callable[..., Any]) -> Callable[..., An
     return op
 
 
+_INTEGERS = frozenset({int, np.int64, np.int32})
+
+
+def _maximum(a: Any, b: Any) -> Any:
+    return a if a >= b or a != a else b     # NumPy's: a nan on either side wins
+
+
+def _minimum(a: Any, b: Any) -> Any:
+    return a if a <= b or a != a else b
+
+
+#: binary primitives on two numbers (``np.maximum(v, 0.5)`` where ``v`` is still 0.5)
+SCALAR_BINARY: dict[str, Callable[[Any, Any], Any]] = dict(
+    maximum=_maximum, minimum=_minimum, arctan2=math.atan2)
+
+
+def binary_first(name: str, array_fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``array_fn`` unless both arguments are Python (or NumPy) numbers: then a Python float,
+    or an int for the larger or smaller of two ints (``range(np.minimum(len(x), len(y)))``)."""
+    scalar_fn = SCALAR_BINARY[name]
+    keeps_ints = name != "arctan2"
+
+    @functools.wraps(array_fn)
+    def op(x: Any, y: Any) -> Any:
+        tx, ty = type(x), type(y)
+        if tx in NUMBERS and ty in NUMBERS:
+            if keeps_ints and tx in _INTEGERS and ty in _INTEGERS:
+                return int(scalar_fn(x, y))
+            return float(scalar_fn(float(x), float(y)))
+        return array_fn(x, y)
+    return op
+
+
 def accept_python_numbers(ns: dict[str, Any]) -> None:
     """Wrap each unary primitive of a backend namespace with :func:`scalar_first`, and each
     reduction with :func:`reduction_first`. The framework's own functions stay in
@@ -99,3 +132,6 @@ def accept_python_numbers(ns: dict[str, Any]) -> None:
     for name in SCALAR_REDUCTIONS:
         originals[name] = ns[name]
         ns[name] = reduction_first(name, ns[name])
+    for name in SCALAR_BINARY:
+        originals[name] = ns[name]
+        ns[name] = binary_first(name, ns[name])
