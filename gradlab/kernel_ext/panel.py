@@ -277,8 +277,8 @@ class GradPanel:
         elif index == 2:
             import ipywidgets as w
             if self.session.args is None:
-                page = self._html("<i>give inputs with --run to step through the backward "
-                                  "pass</i>")
+                page = self._html("<i>give inputs (%%grad --run, or gradlab.show(df, *args)) "
+                                  "to step through the backward pass</i>")
             else:
                 try:
                     page = self.step_through().widget
