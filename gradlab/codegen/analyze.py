@@ -13,9 +13,8 @@ from typing import Any, Callable
 
 import gast
 
-from . import trees
 from ..errors import NoRuleError
-from . import ir
+from . import ir, trees
 from .ir import Assign, Op
 from .rules import ADJOINTS, NONDIFFERENTIABLE, TANGENTS
 

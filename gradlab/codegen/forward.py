@@ -13,9 +13,8 @@ from typing import Any
 
 import gast
 
-from . import trees
 from ..errors import NoRuleError
-from . import ir
+from . import ir, trees
 from .analyze import (SCALAR, _BROADCASTING, array_arguments, check, number_params,
                       shape_classes)
 from .emit import assign, attr, call, const, expr_stmt, index_value, name

@@ -12,9 +12,8 @@ from typing import Any
 
 import gast
 
-from . import trees
 from ..errors import GradlabSyntaxError
-from . import ir
+from . import ir, trees
 from .ir import Assign, Const, Op
 from .naming import Names, binop_hint, describe
 from .parse import ParsedFunction

@@ -14,9 +14,8 @@ from typing import Any, Callable
 
 import gast
 
-from . import trees
 from ..errors import GradlabError
-from . import ir
+from . import ir, trees
 from .emit import Emitter, Source, compile_source, name, to_source
 from .invariance import freeze_shifts
 from .naming import Names

@@ -20,9 +20,8 @@ from typing import Any
 
 import gast
 
-from . import trees
 from ..errors import GradlabError, NoRuleError
-from . import ir
+from . import ir, trees
 from .analyze import SCALAR, Activity, array_arguments, check, number_params, shape_classes
 from .emit import assign, attr, call, comment, const, expr_stmt, index_value, name, note
 from .ir import Assign, Const
@@ -560,10 +559,16 @@ class Reverse:
 
     def _zero_for_earlier_iteration(self, v: str, loop: ir.For | ir.While) -> gast.stmt:
         """The gradient of ``v`` as the previous iteration left it, for a ``v`` this iteration
-        overwrote: zero, shaped like that value when the backward pass restored it (indexing
-        ``dv[i]`` needs an array), else the number 0.0. Before the first iteration the restored
-        value is None, whose zero is 0.0."""
-        if v in self.needed and self.classes.get(v) != SCALAR and v not in self.lists:
+        overwrote: zero, shaped like that value when every write of ``v`` in the loop is
+        undone on the way back (then ``v`` *is* the previous iteration's value here, and
+        indexing ``dv[i]`` needs an array), else the number 0.0, which broadcasts to whatever
+        shape an earlier iteration's value had. Before the first iteration the restored value
+        is None, whose zero is 0.0."""
+        writes = [t for t in ir.walk(loop.body) if v in ir.stmt_writes(t)]
+        restored = bool(writes) and all(
+            (plan := self.plans.get(id(t))) is not None and plan.push == "restore"
+            and v in plan.pushed for t in writes)
+        if restored and self.classes.get(v) != SCALAR and v not in self.lists:
             return assign(self.adj(v), call(attr(self.gl, "zeros_like"), [name(v)]))
         return self._zero(v, loop)
 
