@@ -517,6 +517,8 @@ stop_gradient = tf.stop_gradient
 complete(globals())
 accept_python_numbers(globals())
 
+CREATION = ()
+
 
 # --- matmul's adjoint with MatMul's transpose flags ----------------------------------------
 # The generic halves (adjoint_helpers) transpose with an op of their own; inside tf.function
@@ -527,21 +529,17 @@ generic_matmul_grad_x: Any
 generic_matmul_grad_y: Any
 
 
-def _rank(x: Any) -> Any:
-    return getattr(getattr(x, "shape", None), "rank", None)
-
-
 def matmul_grad_x(dz: Any, x: Any, y: Any) -> Any:
     """d(x @ y)/dx applied to ``dz``: ``dz @ y.T`` by the transpose flag."""
-    if _rank(x) == 2 and _rank(y) == 2 and _rank(dz) == 2:
+    if ndim(x) == 2 and ndim(y) == 2 and ndim(dz) == 2:
         return tf.linalg.matmul(dz, y, transpose_b=True)
     return generic_matmul_grad_x(dz, x, y)
 
 
 def matmul_grad_y(dz: Any, x: Any, y: Any) -> Any:
     """d(x @ y)/dy applied to ``dz``: ``x.T @ dz`` by the transpose flag."""
-    if _rank(x) == 2 and _rank(y) == 1 and _rank(dz) == 1:
+    if ndim(x) == 2 and ndim(y) == 1 and ndim(dz) == 1:
         return tf.linalg.matvec(x, dz, transpose_a=True)
-    if _rank(x) == 2 and _rank(y) == 2 and _rank(dz) == 2:
+    if ndim(x) == 2 and ndim(y) == 2 and ndim(dz) == 2:
         return tf.linalg.matmul(x, dz, transpose_a=True)
     return generic_matmul_grad_y(dz, x, y)
