@@ -342,7 +342,8 @@ arccos arctan sinh cosh tanh arcsinh arccosh arctanh sigmoid softplus relu erf f
 negative reciprocal copy stop_gradient astype""".split())
 _BROADCASTING = {"add", "subtract", "multiply", "divide", "power", "maximum", "minimum",
                  "arctan2"}
-_REDUCTIONS = {"sum", "mean", "prod", "max", "min", "logsumexp", "var", "std", "norm"}
+_REDUCTIONS = {"sum", "mean", "prod", "max", "min", "logsumexp", "logsumexp_shift", "var", "std",
+               "norm"}
 
 
 def shape_classes(fn: ir.Function, scalar_params: set[str]) -> dict[str, Any]:

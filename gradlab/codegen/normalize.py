@@ -14,6 +14,7 @@ import gast
 
 from ..errors import GradlabSyntaxError
 from . import ir, trees
+from .expand import expand
 from .ir import Assign, Const, Op
 from .naming import Names, binop_hint, describe
 from .parse import ParsedFunction
@@ -526,6 +527,9 @@ class Normalizer:
                 kwargs[pname] = atom
         first = args[0] if args else ""
         hint = f"{_prim_word(prim)}_{_hint(first)}" if _hint(first) else _prim_word(prim)
+        expanded = None if is_custom(prim) else expand(prim, self._bind_temp, args, kwargs)
+        if expanded is not None:
+            return expanded, hint
         return Op("prim", prim, args, kwargs, source=res.label), hint
 
     def _list_atom(self, value: gast.expr) -> ir.Atom:

@@ -42,6 +42,7 @@ SIGNATURES: dict[str, str] = {
     **{name: "(x)" for name in UNARY},
     **{name: "(x, y)" for name in BINARY},
     **{name: "(x, axis=None, *, keepdims=False)" for name in REDUCTIONS},
+    "logsumexp_shift": "(x, axis=None, *, keepdims=False)",   # max, 0 where not finite
     "var": "(x, axis=None, *, keepdims=False, ddof=0)",
     "std": "(x, axis=None, *, keepdims=False, ddof=0)",
     "argmax": "(x, axis=None, *, keepdims=False)",

@@ -230,6 +230,24 @@ def r_logsumexp(x):
 
 
 @case(M)
+def r_logsumexp_keepdims(x):
+    """Written out with the reduced axis kept, and along a negative axis."""
+    return np.sum(scipy.special.logsumexp(x, axis=0, keepdims=True) * x) + np.sum(
+        scipy.special.logsumexp(x * x, axis=-1) ** 2)
+
+
+def _keep(flag):
+    return flag
+
+
+@case(M)
+def r_logsumexp_by_rule(x):
+    """``keepdims`` is not a literal here, so logsumexp stays one call, and its rule applies."""
+    keep = _keep(True)
+    return np.sum(scipy.special.logsumexp(x, keepdims=keep) * x)
+
+
+@case(M)
 def r_var_std(x):
     return np.var(x) + np.sum(np.std(x, axis=0)) + np.sum(np.var(x, axis=1, keepdims=True))
 

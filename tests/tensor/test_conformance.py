@@ -324,6 +324,19 @@ for _name in ("sum", "mean", "prod", "max", "min", "logsumexp"):
                  f"keepdims={_keep}", traced=_axis == (-1, 0) and _keep is False)
     case(_name, _x, ref=_ref, id="defaults")
     case(_name, _x, (), ref=_ref, id="axis=() reduces nothing")
+
+
+def _shift_ref(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    m = np.max(x, axis=axis, keepdims=keepdims)
+    return np.where(np.isfinite(m), m, 0).astype(x.dtype)
+
+
+for _axis in (None, -1, (0, 2)):
+    for _keep in (False, True):
+        case("logsumexp_shift", F(2, 3, 4), _axis, kw={"keepdims": _keep}, ref=_shift_ref,
+             id=f"axis={_axis},keepdims={_keep}", traced=_axis == -1 and _keep)
+case("logsumexp_shift", FV([[1000.0, -INF], [-INF, -INF], [INF, 0.0]]), -1, ref=_shift_ref,
+     id="0 where the maximum is infinite", traced=True)
 case("logsumexp", F(2, 3, lo=-1e4, hi=1e4), -1, ref=_logsumexp_ref, id="large", traced=True)
 case("logsumexp", FV([[1000.0, 1000.0], [-1000.0, -1000.0], [-INF, 0.0]]), -1,
      ref=_logsumexp_ref, id="huge,-inf")

@@ -116,7 +116,7 @@ def nondifferentiable(*prims: str) -> None:
 
 
 # Values that carry no gradient whatever their inputs (gradient code's bookkeeping included).
-NONDIFFERENTIABLE.update({"stop_gradient", "inverse_axes", "zeros_like_list"})
+NONDIFFERENTIABLE.update({"stop_gradient", "inverse_axes", "zeros_like_list", "logsumexp_shift"})
 
 
 # --- user-defined primitives (gradlab.adjoint / gradlab.tangent_rule) --------------------------
@@ -331,7 +331,21 @@ def _unparse(node: gast.AST) -> str:
 
 
 def _static_truth(test: gast.expr, literal: dict[str, gast.Constant], params: list[str]) -> bool:
-    """Evaluate a template condition over literal arguments, or raise StaticUnknown."""
+    """Evaluate a template condition over literal arguments, or raise StaticUnknown.
+    ``or``/``and`` are decided by one literal operand when it settles them (``axis is None or
+    keepdims`` with no axis, whatever ``keepdims`` is)."""
+    if isinstance(test, gast.BoolOp):
+        settles = isinstance(test.op, gast.Or)
+        unknown = False
+        for operand in test.values:
+            try:
+                if _static_truth(operand, literal, params) == settles:
+                    return settles
+            except StaticUnknown:
+                unknown = True
+        if unknown:
+            raise StaticUnknown
+        return not settles
     names = {n.id for n in trees.walk(test) if isinstance(n, gast.Name)}
     if not names <= set(literal) | {"None", "True", "False"}:
         raise StaticUnknown

@@ -59,9 +59,16 @@ def complete(ns: dict[str, Any]) -> None:
     sum_, max_, shape_of = ns["sum"], ns["max"], ns["shape"]
     reshape, stop_gradient = ns["reshape"], ns["stop_gradient"]
 
+    def logsumexp_shift(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
+        """The maximum, or 0 where it is infinite (a row of -inf must give -inf, not nan), or 0
+        for an empty array: what logsumexp subtracts before ``exp``."""
+        if 0 in tuple(shape_of(x)):
+            return sum_(ns["zeros_like"](x), axis=axis, keepdims=keepdims)
+        m = stop_gradient(max_(x, axis=axis, keepdims=keepdims))
+        return where(ns["isfinite"](m), m, ns["zeros_like"](m))
+
     def logsumexp(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
-        m = stop_gradient(max_(x, axis=axis, keepdims=True))
-        m = where(ns["isfinite"](m), m, ns["zeros_like"](m))
+        m = ns["logsumexp_shift"](x, axis=axis, keepdims=True)
         out = log(sum_(exp(x - m), axis=axis, keepdims=True)) + m
         return out if keepdims else _drop(out, axis)
 
@@ -157,7 +164,7 @@ def complete(ns: dict[str, Any]) -> None:
         return _dtypes.neutral(getattr(x, "dtype", type(x)))
 
     generic: dict[str, Callable[..., Any]] = dict(
-        logsumexp=logsumexp, softmax=softmax, log_softmax=log_softmax, sigmoid=sigmoid,
+        logsumexp=logsumexp, logsumexp_shift=logsumexp_shift, softmax=softmax, log_softmax=log_softmax, sigmoid=sigmoid,
         softplus=softplus, relu=relu, sum_to=sum_to, unbroadcast=unbroadcast, norm=norm,
         crossentropy=crossentropy, kl_div_with_logits=kl_div_with_logits, flatten=flatten,
         unstack=unstack, std=std, dtype=dtype)

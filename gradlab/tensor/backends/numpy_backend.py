@@ -111,8 +111,7 @@ def logsumexp(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
         return np.log(_add_reduce(np.exp(a), axis, keepdims=keepdims))
     if a.ndim == 0:   # one number is its own logsumexp (and NumPy ufuncs return scalars)
         return a[()] + 0.0
-    m = _max_reduce(a, axis, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0.0).astype(a.dtype, copy=False)
+    m = logsumexp_shift(a, axis, keepdims=True)
     t = np.subtract(a, m)
     np.exp(t, out=t)
     s = _add_reduce(t, axis, keepdims=True)
@@ -121,6 +120,19 @@ def logsumexp(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
     if keepdims:
         return s
     return s.reshape(()) if axis is None else np.squeeze(s, axis=axis)
+
+
+def logsumexp_shift(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
+    """The maximum, or 0 where it is infinite (so a row of -inf gives -inf, not nan), or 0
+    for an empty array: what logsumexp subtracts before ``exp``."""
+    a = np.asarray(x)
+    if a.size == 0:
+        return _add_reduce(np.zeros_like(a), axis, keepdims=keepdims)
+    m = _max_reduce(a, axis, keepdims=keepdims)
+    finite = np.isfinite(m)
+    if finite.all():
+        return m
+    return np.where(finite, m, 0).astype(a.dtype, copy=False)
 
 
 def max(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
