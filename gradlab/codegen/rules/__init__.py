@@ -116,7 +116,8 @@ def nondifferentiable(*prims: str) -> None:
 
 
 # Values that carry no gradient whatever their inputs (gradient code's bookkeeping included).
-NONDIFFERENTIABLE.update({"stop_gradient", "inverse_axes", "zeros_like_list", "logsumexp_shift"})
+NONDIFFERENTIABLE.update({"stop_gradient", "inverse_axes", "zeros_like_list",
+                          "logsumexp_shift"})
 
 
 # --- user-defined primitives (gradlab.adjoint / gradlab.tangent_rule) --------------------------
