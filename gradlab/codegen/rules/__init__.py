@@ -115,7 +115,8 @@ def nondifferentiable(*prims: str) -> None:
     NONDIFFERENTIABLE.update(prims)
 
 
-# Values that carry no gradient whatever their inputs (gradient code's bookkeeping included).
+# Values that carry no gradient whatever their inputs (gradient code's bookkeeping included);
+# logsumexp_shift only ever appears as a shift that cancels exactly (see codegen/expand.py).
 NONDIFFERENTIABLE.update({"stop_gradient", "inverse_axes", "zeros_like_list",
                           "logsumexp_shift"})
 
