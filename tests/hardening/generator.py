@@ -112,6 +112,9 @@ def broadcasts_to(u: tuple[int, ...], t: tuple[int, ...]) -> bool:
         return False
 
 
+#: Every generated module starts with these imports (scipy for scipy.special.logsumexp).
+HEADER = "import numpy as np\nimport scipy.special\n\n\n"
+
 # Reductions: target shape -> (source shape, axis, keepdims) that produce it.
 REDUCTIONS: dict[tuple[int, ...], list[tuple[tuple[int, ...], Any, bool]]] = {
     S: [(V, None, False), (M, None, False), (C, None, False), (R, None, False),
@@ -536,9 +539,10 @@ class Builder:
         if not sources:
             return self.leaf(t)
         u, axis, keepdims = self.choice(sources)
-        fn = self.choice(["sum", "mean", "sum", "mean", "max"] if self.features.kinks
-                         else ["sum", "mean"])
-        self.constructs.add(f"np.{fn}" + ("(axis)" if axis is not None else "")
+        fn = self.choice(["sum", "mean", "sum", "mean", "max", "logsumexp"] if self.features.kinks
+                         else ["sum", "mean", "logsumexp"])
+        module = "scipy.special" if fn == "logsumexp" else "np"
+        self.constructs.add(f"{module}.{fn}" + ("(axis)" if axis is not None else "")
                             + ("(keepdims)" if keepdims else ""))
         args = []
         if axis is not None:
@@ -546,10 +550,10 @@ class Builder:
         if keepdims:
             args.append("keepdims=True")
         e = self.dependent(lambda: self.expr(u, d), u)
-        if self.chance(5):   # the method spelling
+        if module == "np" and self.chance(5):   # the method spelling
             self.constructs.add("array method")
             return f"({e}).{fn}({', '.join(args)})"
-        return f"np.{fn}({', '.join([e] + args)})"
+        return f"{module}.{fn}({', '.join([e] + args)})"
 
     def condition(self, d: int) -> str:
         saved, self.in_condition = self.in_condition, True
@@ -1022,7 +1026,7 @@ def programs(draw: Callable[[Any], Any], category: str = "mixed") -> GeneratedPr
     else:
         wrt = PARAM_NAMES[wrt_set[0]]
     seed = draw(st.integers(0, 2 ** 32 - 1))
-    source = "import numpy as np\n\n\n" + "\n\n\n".join(sources) + "\n"
+    source = HEADER + "\n\n\n".join(sources) + "\n"
     return GeneratedProgram(source, shapes, wrt, seed, category, frozenset(constructs))
 
 

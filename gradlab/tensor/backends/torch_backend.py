@@ -395,6 +395,37 @@ def solve(a: Any, b: Any) -> Any:
     return torch.linalg.solve(a, b)
 
 
+# --- matmul's adjoint, one kernel each for matrices and vectors ----------------------------
+# In eager mode every call is paid in dispatch: the generic halves (adjoint_helpers) check for
+# a zero gradient and ranks, then call ``outer`` (which checks ranks again) or ``swapaxes`` and
+# ``matmul``: 3.7 and 3.6 µs for a 64x64 ``W @ h`` here, 3.0 and 3.1 µs by these. W3 makes
+# 40 such pairs per call.
+# Other ranks, and a gradient that is still the number 0.0, fall back on the generic halves,
+# which adjoint_helpers.install puts here.
+generic_matmul_grad_x: Any
+generic_matmul_grad_y: Any
+
+
+def matmul_grad_x(dz: Any, x: Any, y: Any) -> Any:
+    """d(x @ y)/dx applied to ``dz``: the outer product for ``W @ h``, else ``dz @ y.T``."""
+    if isinstance(dz, torch.Tensor) and isinstance(x, torch.Tensor) and x.dim() == 2:
+        if dz.dim() == 1 and y.dim() == 1:
+            return torch.outer(dz, y)
+        if dz.dim() == 2 and y.dim() == 2:
+            return torch.matmul(dz, y.mT)
+    return generic_matmul_grad_x(dz, x, y)
+
+
+def matmul_grad_y(dz: Any, x: Any, y: Any) -> Any:
+    """d(x @ y)/dy applied to ``dz``: ``x.T @ dz``, as ``dz @ x`` for a vector (no transpose)."""
+    if isinstance(dz, torch.Tensor) and isinstance(x, torch.Tensor) and x.dim() == 2:
+        if dz.dim() == 1 and y.dim() == 1:
+            return torch.matmul(dz, x)
+        if dz.dim() == 2 and y.dim() == 2:
+            return torch.matmul(x.mT, dz)
+    return generic_matmul_grad_y(dz, x, y)
+
+
 # --- creation (on DEVICE) ------------------------------------------------------------------
 # With dtype=None, NumPy's dtypes: float64 for floats (not torch's default float32: generated
 # code builds constants next to the user's float64 values), int64 for ints.
