@@ -166,7 +166,8 @@ def complete(ns: dict[str, Any]) -> None:
     generic: dict[str, Callable[..., Any]] = dict(
         logsumexp=logsumexp, logsumexp_shift=logsumexp_shift, softmax=softmax,
         log_softmax=log_softmax, sigmoid=sigmoid, softplus=softplus, relu=relu, sum_to=sum_to,
-        unbroadcast=unbroadcast, norm=norm, crossentropy=crossentropy, kl_div_with_logits=kl_div_with_logits, flatten=flatten,
-        unstack=unstack, std=std, dtype=dtype)
+        unbroadcast=unbroadcast, norm=norm, crossentropy=crossentropy,
+        kl_div_with_logits=kl_div_with_logits, flatten=flatten, unstack=unstack, std=std,
+        dtype=dtype)
     for name, fn in generic.items():
         ns.setdefault(name, fn)
