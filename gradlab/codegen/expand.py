@@ -64,7 +64,8 @@ def logsumexp(bind: Bind, args: list[Atom], kwargs: dict[str, Atom]) -> Op | Non
     reduce_over = {} if _is_none(axis) else {"axis": axis}
     shift = bind("shift", Op("prim", "logsumexp_shift", [x],
                              {} if whole else {**reduce_over, "keepdims": _true()}))
-    shifted = bind(f"{_name(x)}_minus_shift", Op("prim", "subtract", [x, shift], style="binop"))
+    shifted = bind(f"{_name(x)}_minus_{shift}", Op("prim", "subtract", [x, shift],
+                                                  style="binop"))
     exps = bind(f"exp_{shifted}", Op("prim", "exp", [shifted]))
     total = bind(f"sum_{exps}", Op("prim", "sum", [exps],
                                    {**reduce_over, "keepdims": _true()} if keepdims

@@ -90,3 +90,17 @@ def test_forward_mode_through_the_written_out_form(fn) -> None:
     value, tangent = gradlab.jvp(fn)(x, v)
     np.testing.assert_allclose(value, fn(x))
     np.testing.assert_allclose(tangent, np.sum(gradlab.grad(fn)(x) * v))
+
+
+def named_shift(x):
+    shift = x * 2.0
+    return scipy.special.logsumexp(shift) + np.sum(shift)
+
+
+def test_a_user_variable_called_shift_keeps_its_name() -> None:
+    df = gradlab.grad(named_shift)
+    assert "shift_2 = gl.logsumexp_shift(shift)" in df.source
+    assert "shift_minus_shift_2 = shift - shift_2" in df.source
+    x = np.random.default_rng(2).normal(size=(2, 3))
+    e = np.exp(2.0 * x - np.max(2.0 * x))
+    np.testing.assert_allclose(df(x), 2.0 * (e / e.sum() + 1.0))
