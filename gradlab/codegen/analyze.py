@@ -28,11 +28,18 @@ _NONDIFF_STATIC = {"len", "range", "int", "bool", "str", "isinstance", "type", "
                    "repr", "format", "id", "hash", "callable", "hasattr", "divmod"}
 
 
+#: Which arguments' memory the result of a call of a user function may share (their positions),
+#: given which of its arguments are arrays: ``def first(x): return x[0]`` shares its argument's.
+UserAliases = Callable[[Any, tuple[bool, ...]], frozenset[int]]
+
+
 @dataclass
 class Activity:
     varied: set[str] = field(default_factory=set)
     useful: set[str] = field(default_factory=set)
     arrays: set[str] = field(default_factory=set)
+    #: for calls of user functions (default: the result may share every array argument's memory)
+    user_aliases: UserAliases | None = None
 
     def active(self, name: object) -> bool:
         return isinstance(name, str) and name in self.varied and name in self.useful
@@ -75,11 +82,13 @@ UserResult = Callable[[Any, tuple[bool, ...]], bool]
 
 
 def analyze(fn: ir.Function, wrt: list[str], arrays: set[str] | None = None,
-            user_result: UserResult | None = None) -> Activity:
+            user_result: UserResult | None = None,
+            user_aliases: UserAliases | None = None) -> Activity:
     """``arrays``: the parameters that hold arrays (default: all; a helper called with Python
     numbers gets a copy of its own where they stay numbers). ``user_result`` tells whether a
-    call of a user function gives an array (default: always)."""
-    act = Activity()
+    call of a user function gives an array (default: always); ``user_aliases`` whose memory it
+    may share (default: every array argument's)."""
+    act = Activity(user_aliases=user_aliases)
     stmts = list(ir.walk(fn.body))
     act.varied = set(wrt)
     changed = True
@@ -204,16 +213,91 @@ def check(fn: ir.Function, act: Activity, parsed_error: object, mode: str = "rev
 _VIEWS = {"transpose", "reshape", "swapaxes", "moveaxis", "squeeze", "expand_dims", "flatten"}
 
 
-def _makes_view(op: Op) -> bool:
-    """``y[1:]``, ``y.T``, ``y.reshape(...)``: in NumPy the result shares y's memory."""
+def _makes_view(op: Op, arrays: set[str]) -> bool:
+    """``y[1:]``, ``y[i]``, ``y.T``, ``y.reshape(...)``: in NumPy the result may share y's memory.
+    Any index without an array in it is basic indexing, which gives a view: ``y[i]`` is a row of
+    a matrix, or a scalar of a vector (a copy, but gradlab does not know ranks, so it assumes
+    the view). Only an array of indices (``y[idx]``) always copies."""
     if op.kind != "prim" or not op.args or not isinstance(op.args[0], str):
         return False
     if op.prim == "getitem":
         index = op.args[1] if len(op.args) > 1 else None
-        return isinstance(index, gast.AST) and any(
-            isinstance(n, gast.Slice) or isinstance(n, gast.Constant) and (
-                n.value is None or n.value is Ellipsis) for n in trees.walk(index))
+        return not (ir.atom_names(index) & arrays) if index is not None else False
     return op.prim in _VIEWS
+
+
+def memory_links(fn: ir.Function, act: Activity) -> list[tuple[str, str, ir.Stmt, str]]:
+    """Every place where, in NumPy, two names may come to refer to the same memory:
+    ``(name, other, statement, is_view)``. Copies (``z = y``), views (``z = y[1:]``), tuples
+    and lists and what is taken out of them (``a, b = y, x``; ``xs.append(y)``; ``xs[0]``), and
+    results of the user's functions that may return (a view of) an argument. gradlab's own
+    copies (branch merges) never alias. The last field says how (:data:`_HOW`)."""
+    out: list[tuple[str, str, ir.Stmt, str]] = []
+    for s in ir.walk(fn.body):
+        if s.origin is None:
+            continue
+        if isinstance(s, ir.Effect):
+            if s.kind == "append" and isinstance(s.value, str):
+                out.append((s.target, s.value, s, "holds"))
+            continue
+        if not isinstance(s, Assign):
+            continue
+        op = s.op
+        names = [a for a in op.args if isinstance(a, str)]
+        if op.kind in ("tuple", "list"):
+            if len(s.targets) == len(op.args) > 1:   # a, b = y, x
+                out += [(t, a, s, "copy") for t, a in zip(s.targets, op.args)
+                        if isinstance(a, str)]
+            else:
+                out += [(t, a, s, "holds") for t in s.targets for a in names]
+        elif op.kind == "copy" or op.kind == "pop" or (
+                op.kind == "prim" and op.prim == "list_getitem"):
+            out += [(t, names[0], s, "copy") for t in s.targets if names]
+        elif op.kind == "prim" and _makes_view(op, act.arrays):
+            how = "row" if op.prim == "getitem" and _int_index(op.args[1]) else "view"
+            out += [(t, str(op.args[0]), s, how) for t in s.targets]
+        elif op.kind == "user":
+            mask = array_arguments(op, act.arrays)
+            shared = (act.user_aliases(op.callee, mask) if act.user_aliases is not None
+                      else frozenset(i for i, is_array in enumerate(mask) if is_array))
+            out += [(t, a, s, "call") for t in s.targets for i, a in enumerate(op.args)
+                    if i in shared and isinstance(a, str)]
+    return out
+
+
+def _int_index(index: Any) -> bool:
+    """``y[i]``, ``y[0, j]``: no slice, None or Ellipsis, so a row only if y has more axes."""
+    return not any(isinstance(n, gast.Slice) or isinstance(n, gast.Constant) and (
+        n.value is None or n.value is Ellipsis) for n in trees.walk(index)) if isinstance(
+        index, gast.AST) else True
+
+
+#: How a name comes to share memory with another, as the refusal explains it ({n}: the name
+#: changed in place, {o}: the other).
+_HOW = {
+    "copy": "{o} refers to the same array",
+    "holds": "{o} holds the same array",
+    "view": "{o} refers to the same array ({n} is a view of it)",
+    "row": "{n} may be a view of {o} (a row of it, when {o} has more axes than the index has "
+           "numbers)",
+    "call": "{o} may refer to the same array (the function that made {n} can return its "
+            "argument, or a view of it)",
+}
+
+
+def result_aliases(fn: ir.Function, act: Activity) -> frozenset[int]:
+    """The parameters (positions) whose memory ``fn``'s result may share."""
+    reach: dict[str, set[str]] = {}
+    for a, b, _, _ in memory_links(fn, act):
+        reach.setdefault(a, set()).add(b)
+        reach.setdefault(b, set()).add(a)
+    seen, todo = {fn.result}, [fn.result]
+    while todo:
+        for other in reach.get(todo.pop(), ()):
+            if other not in seen:
+                seen.add(other)
+                todo.append(other)
+    return frozenset(i for i, p in enumerate(fn.params) if p in seen)
 
 
 def _in_place_write(s: ir.Stmt, act: Activity) -> str | None:
@@ -234,25 +318,20 @@ def _check_aliasing(fn: ir.Function, act: Activity, error: object) -> None:
 
     A copy or view made before the write matters if it is read after the write (or, not being
     made anew in a loop around the write, anywhere in that loop: the next iteration). One made
-    later in a loop around the write matters if the loop reads it before making it again. A
-    temporary sliced once, ``v = (x * 2.0)[0, :]; v -= 1.0``, shares memory with nothing anyone
-    reads. gradlab's own copies (branch merges) never alias.
+    later in a loop around the write matters if the loop reads it before making it again.
+    Temporaries (parts of one expression) link names but never matter themselves: no user code
+    reads them, so ``v = (x * 2.0)[0, :]; v -= 1.0`` changes nothing anyone reads.
     """
     stmts = list(ir.walk(fn.body))
     order = {id(s): i for i, s in enumerate(stmts)}
     reads_at = [ir.stmt_reads(s) for s in stmts]
-    links: dict[str, list[tuple[str, int]]] = {}   # name -> (the other name, where linked)
-    views: set[frozenset[str]] = set()
-    for s in stmts:
-        if not isinstance(s, Assign) or s.origin is None or len(s.targets) != 1:
-            continue
-        view = _makes_view(s.op)
-        if (s.op.kind == "copy" and isinstance(s.op.args[0], str)) or view:
-            a, b = s.targets[0], str(s.op.args[0])
-            links.setdefault(a, []).append((b, order[id(s)]))
-            links.setdefault(b, []).append((a, order[id(s)]))
-            if view:
-                views.add(frozenset((a, b)))
+    # name -> (the other name, where linked, whether the other is what name was made from)
+    links: dict[str, list[tuple[str, int, bool]]] = {}
+    kinds: dict[frozenset[str], str] = {}
+    for made, source, s, how in memory_links(fn, act):
+        links.setdefault(made, []).append((source, order[id(s)], True))
+        links.setdefault(source, []).append((made, order[id(s)], False))
+        kinds.setdefault(frozenset((made, source)), how)
 
     def read_between(name: str, start: int, stop: int) -> bool:
         return any(name in r for r in reads_at[start:stop])
@@ -266,36 +345,46 @@ def _check_aliasing(fn: ir.Function, act: Activity, error: object) -> None:
         around = [loop for loop in loops if order[id(loop)] < linked <= _end(loop, order)]
         return bool(around) and read_between(other, order[id(around[-1])] + 1, linked)
 
-    def sharing(name: str, write: int, loops: list[Any]) -> list[str]:
-        seen, todo, found = {name}, [(name, -1)], []
+    def sharing(name: str, write: int, loops: list[Any]) -> list[tuple[str, str]]:
+        """The names that matter sharing memory with ``name``, each with how the chain of
+        links from ``name`` begins."""
+        # A temporary reached from one of its uses leads only to what it was made from: two
+        # uses of one temporary (``a * b`` twice on a line, computed once) are two arrays in
+        # NumPy. Reached from what it was made from, it leads to every use.
+        seen, todo, found = {(name, False)}, [(name, -1, "", False)], []
         while todo:
-            current, latest = todo.pop()
-            for other, linked in links.get(current, ()):
-                if other in seen:
+            current, latest, how, from_a_use = todo.pop()
+            for other, linked, upstream in links.get(current, ()):
+                if from_a_use and current in fn.temporaries and not upstream:
                     continue
-                seen.add(other)
+                key = (other, upstream and other in fn.temporaries)
+                if key in seen:
+                    continue
+                seen.add(key)
                 when = max(latest, linked)
-                todo.append((other, when))
-                if matters(other, when, write, loops):
-                    found.append(other)
-        return sorted(found)
+                first = how or kinds[frozenset((current, other))]
+                todo.append((other, when, first, upstream))
+                if other not in fn.temporaries and other != name and matters(
+                        other, when, write, loops):
+                    found.append((other, first))
+        return sorted(set(found))
 
     def visit(block: list[ir.Stmt], loops: list[Any]) -> None:
         for s in block:
             name = _in_place_write(s, act)
             others = sharing(name, order[id(s)], loops) if name else []
             if name and others:
-                other = others[0]
-                how = " (a view of it)" if frozenset((name, other)) in views else ""
+                other, how = others[0]
                 assert isinstance(s, Assign)
                 if s.augmented:
                     fix = f"write {name} = {name} {_OPERATOR_TEXT.get(s.op.prim, '+')} ..."
                 else:
                     fix = f"write {other} = {name}.copy() first"
                 raise error(  # type: ignore[operator]
-                    f"{name} is changed in place while {other} refers to the same array{how}, "
-                    f"so in NumPy {other} changes too; gradlab's code makes a new array "
-                    f"instead, so {fix}", s.origin, "aliased in-place update")
+                    f"{name} is changed in place while {_HOW[how].format(n=name, o=other)}, "
+                    f"so in NumPy {other} {'may change' if how in ('row', 'call') else 'changes'}"
+                    f" too; gradlab's code makes a new array instead, so {fix}", s.origin,
+                    "aliased in-place update")
             inner = loops + [s] if isinstance(s, (ir.For, ir.While)) else loops
             for child in ir.children(s):
                 visit(child, inner)

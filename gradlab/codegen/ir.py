@@ -143,6 +143,9 @@ class Function:
     body: list[Stmt]
     result: str = ""             # the variable holding the return value
     origin: Origin | None = None
+    #: names the normalizer gave to parts of the user's expressions (``x_times_2`` in
+    #: ``(x * 2)[0]``): no user code can read them, so their memory is not the user's concern
+    temporaries: set[str] = field(default_factory=set)
 
 
 def walk(stmts: list[Stmt]) -> Iterator[Stmt]:

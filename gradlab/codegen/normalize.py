@@ -64,6 +64,7 @@ class Normalizer:
         self.out: list[ir.Stmt] = []
         self.origin: ir.Origin | None = None
         self.loop_depth = 0
+        self.temporaries: set[str] = set()
 
     # --- entry ------------------------------------------------------------------------------
     def function(self) -> ir.Function:
@@ -80,7 +81,8 @@ class Normalizer:
         simple = len(returns) == 1 and node.body and node.body[-1] is returns[0]
         self.result = "" if simple else self.names.fresh(node.name)
         body = self.block(node.body)
-        fn = ir.Function(node.name, params, defaults, body, origin=self.parsed.origin(node))
+        fn = ir.Function(node.name, params, defaults, body, origin=self.parsed.origin(node),
+                         temporaries=self.temporaries)
         fn.result = self.result
         from .structure import lower_returns
         lower_returns(fn, self.names, self.parsed)
@@ -412,6 +414,7 @@ class Normalizer:
         if key is not None and key in memo:   # the same computation twice in one line
             return memo[key]
         name = self.names.fresh(hint)
+        self.temporaries.add(name)
         if key is not None:
             memo[key] = name
         self.emit(Assign(self.origin, [name], op))

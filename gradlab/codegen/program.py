@@ -111,7 +111,7 @@ class Program:
     def activity(self, fn: ir.Function, wrt: list[str], arrays: set[str] | None = None) -> Any:
         """:func:`analyze`, knowing what each call of a user function returns."""
         from .analyze import analyze
-        return analyze(fn, wrt, arrays, self.returns_array)
+        return analyze(fn, wrt, arrays, self.returns_array, self.result_aliases)
 
     def returns_array(self, fn: Any, mask: tuple[bool, ...]) -> bool:
         """Whether user function ``fn`` returns an array when the arguments marked in ``mask``
@@ -123,6 +123,19 @@ class Program:
             act = self.activity(unit.ir, [], array_params(unit, mask))
             self.returns_arrays[key] = unit.ir.result in act.arrays
         return self.returns_arrays[key]
+
+    def result_aliases(self, fn: Any, mask: tuple[bool, ...]) -> frozenset[int]:
+        """Which arguments' memory user function ``fn``'s result may share (``return x[0]``),
+        when the arguments marked in ``mask`` are arrays."""
+        from .analyze import result_aliases
+        key = ("aliases", fn, mask)
+        if key not in self.returns_arrays:
+            # a recursive call, while this is worked out: it may share any array argument's
+            self.returns_arrays[key] = frozenset(i for i, a in enumerate(mask) if a)
+            unit = self.unit(fn)
+            self.returns_arrays[key] = result_aliases(
+                unit.ir, self.activity(unit.ir, [], array_params(unit, mask)))
+        return self.returns_arrays[key]  # type: ignore[return-value]
 
     def reserve(self, wanted: str) -> str:
         """A name for a generated function that no user code in this program uses."""

@@ -1,0 +1,166 @@
+"""Names that share memory in NumPy (analyze._check_aliasing): an in-place change through one
+of them changes the others in NumPy but not in gradlab's code, which makes new arrays, so gradlab
+refuses, naming the user's line. Each refused function here gave a silently wrong gradient
+before the check knew that way of sharing memory."""
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+import gradlab
+from gradlab import GradlabSyntaxError
+
+
+def ident(x):
+    return x
+
+
+def pair(x):
+    return x[0:2], x
+
+
+def layer(x):
+    return np.tanh(x) * 2.0
+
+
+def through_tuple_unpacking(a):
+    t = a * np.ones((3, 1))
+    v, w = t[:, 1:2], np.sum(t)
+    v *= w
+    return np.sum(v) + np.sum(t)
+
+
+def through_append(a):
+    h = a * 1.0
+    hs = []
+    hs.append(h)
+    h += 1.0
+    return np.sum(np.stack(hs) * a)
+
+
+def through_a_helper_returning_its_argument(a):
+    t = a * np.ones((3, 1))
+    y = ident(t)
+    y += 1.0
+    return np.sum(t * a)
+
+
+def through_a_helper_returning_a_tuple(a):
+    t = a * np.ones((3, 1))
+    p, q = pair(t)
+    p += 1.0
+    return np.sum(t * a)
+
+
+def through_a_row(a):
+    t = a * np.ones((3, 1))
+    r = t[0]
+    r += 1.0
+    return np.sum(t * a)
+
+
+def through_rows_of_a_loop(a):
+    t = a * np.ones((3, 1))
+    for row in t:
+        row += a
+    return np.sum(t * a)
+
+
+def through_a_list_literal(a):
+    t = a * np.ones((3, 1))
+    xs = [t, t * 2.0]
+    v = xs[0]
+    v += 1.0
+    return np.sum(t * a)
+
+
+def through_two_views_of_one_slice(a):
+    """gradlab takes ``t[0:2]`` once for the line; in NumPy p and q are two views of t."""
+    t = a * np.ones((3, 1))
+    p, q = t[0:2], t[0:2]
+    p += 1.0
+    return np.sum(q * a)
+
+
+REFUSED = [
+    (through_two_views_of_one_slice, "p is changed in place while", "p += 1.0"),
+    (through_tuple_unpacking, "v is changed in place while t refers to the same array", "v *= w"),
+    (through_append, "h is changed in place while hs holds the same array", "h += 1.0"),
+    (through_a_helper_returning_its_argument, "while t may refer to the same array", "y += 1.0"),
+    (through_a_helper_returning_a_tuple, "while t", "p += 1.0"),
+    (through_a_row, "r may be a view of t (a row of it", "r += 1.0"),
+    (through_rows_of_a_loop, "row may be a view of t", "row += a"),
+    (through_a_list_literal, "v is changed in place while t refers to the same array",
+     "v += 1.0"),
+]
+
+
+@pytest.mark.parametrize("fn, says, line", REFUSED, ids=[r[0].__name__ for r in REFUSED])
+@pytest.mark.parametrize("transform", [gradlab.grad, gradlab.jvp], ids=["grad", "jvp"])
+def test_sharing_memory_then_changing_in_place_is_refused(fn, says, line, transform) -> None:
+    with pytest.raises(GradlabSyntaxError) as info:
+        transform(fn)
+    message = str(info.value)
+    assert says in message and "gradlab's code makes a new array instead" in message
+    lines, first = inspect.getsourcelines(fn)
+    assert info.value.lineno == first + next(i for i, text in enumerate(lines) if line in text)
+
+
+def a_temporary_sliced(a):
+    v = (a * 2.0)[0:2]
+    v -= 1.0
+    return np.sum(v) + np.sum(a * 2.0)
+
+
+def a_repeated_expression(a):
+    """gradlab computes ``a * np.ones((3, 1))`` once for the line; NumPy makes two arrays."""
+    v, w = (a * np.ones((3, 1)))[:, 1:2], np.sum(a * np.ones((3, 1)))
+    v *= w
+    return np.sum(v) + np.sum(a * np.ones((3, 1)))
+
+
+def two_evaluations_of_one_expression(a):
+    """Found by the fuzzer: computed once by gradlab, two arrays in NumPy."""
+    v2, v4 = a * np.ones((3, 1)), a * np.ones((3, 1))
+    v4 -= v2 / 2.0
+    return np.sum(v2 * v4)
+
+
+def a_helper_making_a_new_array(a):
+    h = layer(a)
+    h += 1.0
+    return np.sum(h * a)
+
+
+def rows_read_not_changed(a):
+    t = a * np.ones((3, 1))
+    total = 0.0
+    for row in t:
+        total += row
+    return np.sum(total * t)
+
+
+def a_swap(a):
+    t = a * np.ones((3, 1))
+    s = t * 2.0
+    t, s = s, t
+    s += 1.0
+    return np.sum(s * a) + np.sum(t)
+
+
+ACCEPTED = [a_temporary_sliced, a_repeated_expression, two_evaluations_of_one_expression,
+            a_helper_making_a_new_array,
+            rows_read_not_changed, a_swap]
+
+
+@pytest.mark.parametrize("fn", ACCEPTED, ids=[f.__name__ for f in ACCEPTED])
+def test_memory_nobody_reads_again_is_no_reason_to_refuse(fn) -> None:
+    a = np.random.default_rng(3).normal(size=4)
+    numeric = np.zeros(4)
+    for i in range(4):
+        e = np.zeros(4)
+        e[i] = 1e-6
+        numeric[i] = (fn(a + e) - fn(a - e)) / 2e-6
+    np.testing.assert_allclose(gradlab.grad(fn)(a), numeric, rtol=1e-6, atol=1e-8)
