@@ -66,6 +66,7 @@ class Program:
     top_names: set[str] = field(default_factory=set)
     first_variant: dict[Any, tuple[bool, ...]] = field(default_factory=dict)
     returns_arrays: dict[Any, bool] = field(default_factory=dict)   # (fn, mask) -> answer
+    aliases: dict[Any, frozenset[int]] = field(default_factory=dict)   # (fn, mask) -> answer
 
     def __post_init__(self) -> None:
         self.units[self.main.fn] = self.main
@@ -128,14 +129,14 @@ class Program:
         """Which arguments' memory user function ``fn``'s result may share (``return x[0]``),
         when the arguments marked in ``mask`` are arrays."""
         from .analyze import result_aliases
-        key = ("aliases", fn, mask)
-        if key not in self.returns_arrays:
+        key = (fn, mask)
+        if key not in self.aliases:
             # a recursive call, while this is worked out: it may share any array argument's
-            self.returns_arrays[key] = frozenset(i for i, a in enumerate(mask) if a)
+            self.aliases[key] = frozenset(i for i, a in enumerate(mask) if a)
             unit = self.unit(fn)
-            self.returns_arrays[key] = result_aliases(
+            self.aliases[key] = result_aliases(
                 unit.ir, self.activity(unit.ir, [], array_params(unit, mask)))
-        return self.returns_arrays[key]  # type: ignore[return-value]
+        return self.aliases[key]
 
     def reserve(self, wanted: str) -> str:
         """A name for a generated function that no user code in this program uses."""
