@@ -251,7 +251,7 @@ def memory_links(fn: ir.Function, act: Activity) -> list[tuple[str, str, ir.Stmt
             else:
                 out += [(t, a, s, "holds") for t in s.targets for a in names]
         elif op.kind == "copy" or op.kind == "pop" or (
-                op.kind == "prim" and op.prim == "list_getitem"):
+                op.kind == "prim" and op.prim == "list_getitem") or _passes_through(op):
             out += [(t, names[0], s, "copy") for t in s.targets if names]
         elif op.kind == "prim" and _makes_view(op, act.arrays):
             how = "row" if op.prim == "getitem" and _int_index(op.args[1]) else "view"
@@ -263,6 +263,12 @@ def memory_links(fn: ir.Function, act: Activity) -> list[tuple[str, str, ir.Stmt
             out += [(t, a, s, "call") for t in s.targets for i, a in enumerate(op.args)
                     if i in shared and isinstance(a, str)]
     return out
+
+
+def _passes_through(op: Op) -> bool:
+    """``np.asarray(y)`` is ``y`` itself when y is already an array."""
+    return op.kind == "prim" and op.prim == "array" and str(op.source).split(".")[-1] in (
+        "asarray", "asanyarray", "as_tensor")
 
 
 def _int_index(index: Any) -> bool:

@@ -84,7 +84,15 @@ def through_two_views_of_one_slice(a):
     return np.sum(q * a)
 
 
+def through_asarray(a):
+    t = a * np.ones((3, 1))
+    v = np.asarray(t)
+    v += 1.0
+    return np.sum(t * a)
+
+
 REFUSED = [
+    (through_asarray, "v is changed in place while t refers to the same array", "v += 1.0"),
     (through_two_views_of_one_slice, "p is changed in place while", "p += 1.0"),
     (through_tuple_unpacking, "v is changed in place while t refers to the same array", "v *= w"),
     (through_append, "h is changed in place while hs holds the same array", "h += 1.0"),
