@@ -164,8 +164,10 @@ def _is_shape_access(node: gast.expr) -> bool:
     return isinstance(node, gast.Attribute) and node.attr in ("shape", "ndim", "dtype", "size")
 
 
-def check(fn: ir.Function, act: Activity, parsed_error: object, mode: str = "reverse") -> None:
-    """Refuse what would silently lose or corrupt a gradient."""
+def check(fn: ir.Function, act: Activity, parsed_error: object, mode: str = "reverse",
+          helper: bool = False) -> None:
+    """Refuse what would silently lose or corrupt a gradient. ``helper``: ``fn`` is called by
+    the user's other code, which may read its arguments after the call."""
     error = parsed_error  # a callable (message, origin, construct) -> Exception
     for s in ir.walk(fn.body):
         if mode == "reverse" and (
@@ -206,7 +208,7 @@ def check(fn: ir.Function, act: Activity, parsed_error: object, mode: str = "rev
             raise error(f"an in-place update of {s.target}, an array that carries a gradient, "  # type: ignore[operator]
                         f"cannot be followed: write {s.target} = ... with a new value",
                         s.origin, "in-place update")
-    _check_aliasing(fn, act, error)
+    _check_aliasing(fn, act, error, helper)
 
 
 #: Primitives whose NumPy result may be a view sharing memory with their first operand.
@@ -318,7 +320,7 @@ def _in_place_write(s: ir.Stmt, act: Activity) -> str | None:
     return None
 
 
-def _check_aliasing(fn: ir.Function, act: Activity, error: object) -> None:
+def _check_aliasing(fn: ir.Function, act: Activity, error: object, helper: bool = False) -> None:
     """``y = x; x[0] = 1`` (or ``z = y[1:]; y += 1``) changes the other name in NumPy but not
     in generated code, which makes new arrays instead of changing old ones: refuse.
 
@@ -326,7 +328,8 @@ def _check_aliasing(fn: ir.Function, act: Activity, error: object) -> None:
     made anew in a loop around the write, anywhere in that loop: the next iteration). One made
     later in a loop around the write matters if the loop reads it before making it again.
     Temporaries (parts of one expression) link names but never matter themselves: no user code
-    reads them, so ``v = (x * 2.0)[0, :]; v -= 1.0`` changes nothing anyone reads.
+    reads them, so ``v = (x * 2.0)[0, :]; v -= 1.0`` changes nothing anyone reads. In a
+    helper, a parameter always matters: the caller may read its array after the call.
     """
     stmts = list(ir.walk(fn.body))
     order = {id(s): i for i, s in enumerate(stmts)}
@@ -343,6 +346,8 @@ def _check_aliasing(fn: ir.Function, act: Activity, error: object) -> None:
         return any(name in r for r in reads_at[start:stop])
 
     def matters(other: str, linked: int, write: int, loops: list[Any]) -> bool:
+        if helper and other in fn.params:
+            return True
         if linked < write:
             if read_between(other, write + 1, len(stmts)):
                 return True
@@ -386,11 +391,13 @@ def _check_aliasing(fn: ir.Function, act: Activity, error: object) -> None:
                     fix = f"write {name} = {name} {_OPERATOR_TEXT.get(s.op.prim, '+')} ..."
                 else:
                     fix = f"write {other} = {name}.copy() first"
+                changes = "may change" if how in ("row", "call") else "changes"
+                whose = (f"{other}, the caller's array, {changes}" if helper and other in fn.params
+                         else f"{other} {changes}")
                 raise error(  # type: ignore[operator]
                     f"{name} is changed in place while {_HOW[how].format(n=name, o=other)}, "
-                    f"so in NumPy {other} {'may change' if how in ('row', 'call') else 'changes'}"
-                    f" too; gradlab's code makes a new array instead, so {fix}", s.origin,
-                    "aliased in-place update")
+                    f"so in NumPy {whose} too; gradlab's code makes a new array instead, so "
+                    f"{fix}", s.origin, "aliased in-place update")
             inner = loops + [s] if isinstance(s, (ir.For, ir.While)) else loops
             for child in ir.children(s):
                 visit(child, inner)

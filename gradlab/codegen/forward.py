@@ -50,7 +50,8 @@ class Forward:
 
     def build(self) -> gast.FunctionDef:
         fn = self.fn
-        check(fn, self.program.activity(fn, self.wrt, self.arrays), _error, mode="forward")
+        check(fn, self.program.activity(fn, self.wrt, self.arrays), _error, mode="forward",
+              helper=self.unit is not self.program.main)
         from .normalize import split_self_updates
         split_self_updates(fn.body, self.names, _tangent_reads_old)
         self.act = self.program.activity(fn, self.wrt, self.arrays)

@@ -104,7 +104,8 @@ class Reverse:
     # --- the whole function -------------------------------------------------------------------
     def build(self) -> gast.FunctionDef:
         fn = self.fn
-        check(fn, self.program.activity(fn, self.wrt, self.arrays), self._error)  # as written
+        check(fn, self.program.activity(fn, self.wrt, self.arrays), self._error,  # as written
+              helper=self.unit is not self.program.main)
         from .normalize import split_self_updates
         split_self_updates(fn.body, self.names, _reads_old_and_new)
         if self.program.optimized:

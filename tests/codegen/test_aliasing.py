@@ -172,3 +172,30 @@ def test_memory_nobody_reads_again_is_no_reason_to_refuse(fn) -> None:
         e[i] = 1e-6
         numeric[i] = (fn(a + e) - fn(a - e)) / 2e-6
     np.testing.assert_allclose(gradlab.grad(fn)(a), numeric, rtol=1e-6, atol=1e-8)
+
+
+def bump(a):
+    v = a[0:2]
+    v += 1.0
+    return np.sum(v)
+
+
+def through_a_helper_changing_its_argument(a):
+    t = a * np.ones((3, 1))
+    s = bump(t)
+    return s * np.sum(t * a)
+
+
+@pytest.mark.parametrize("transform", [gradlab.grad, gradlab.jvp], ids=["grad", "jvp"])
+def test_a_helper_changing_its_argument_in_place_is_refused(transform) -> None:
+    """The helper's own code never reads ``a`` again, but its caller reads ``t``."""
+    with pytest.raises(GradlabSyntaxError) as info:
+        transform(through_a_helper_changing_its_argument)
+    assert "so in NumPy a, the caller's array, changes too" in str(info.value)
+    lines, first = inspect.getsourcelines(bump)
+    assert info.value.lineno == first + 2
+
+
+def test_the_main_function_may_change_its_own_input_when_it_does_not_read_it_again() -> None:
+    a = np.random.default_rng(4).normal(size=4)
+    np.testing.assert_allclose(gradlab.grad(bump)(a), [1.0, 1.0, 0.0, 0.0])

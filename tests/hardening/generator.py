@@ -100,6 +100,11 @@ CONSTANT_TUPLE_ELEMENTS = True
 #: own for the parameters that hold Python numbers at a call, computing on them as written.
 CONSTANT_HELPER_ARGUMENTS = True
 
+#: An augmented assignment to a variable that may share memory with another (``v = x[0:2]``,
+#: ``a, b = x, y``, a row ``x[1]``): in NumPy it changes the other too. gradlab must refuse
+#: it, or, when nothing reads the other again, give the right gradient.
+ALIASED_UPDATES = True
+
 CONSTANTS = ("0.5", "2.0", "1.5", "0.3", "0.7", "1.2", "-0.8", "3.0")
 THRESHOLDS = ("0.0", "0.5", "-0.5", "1.0", "0.2", "-1.0", "2.0")
 
@@ -636,12 +641,14 @@ class Builder:
         self.emit(f"{name} = {e}")
 
     def augassign(self) -> None:
-        names = self.targets(mutable_only=True)
+        names = self.targets(mutable_only=not (ALIASED_UPDATES and self.chance(6)))
         if not names:
             return self.assign_new()
         name = self.choice(names)
         var = self.env[name]
         self.constructs.add("augmented assignment")
+        if not var.mutable and var.shape != S:
+            self.constructs.add("augmented assignment of an alias")
         other = self.choice([u for u in EXPR_SHAPES if broadcasts_to(u, var.shape)])
         ops = ["+=", "-=", "*=", "/="]
         if self.loops and not LOOP_OVERWRITE_RESULT_RULES:
