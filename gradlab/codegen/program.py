@@ -67,6 +67,7 @@ class Program:
     first_variant: dict[Any, tuple[bool, ...]] = field(default_factory=dict)
     returns_arrays: dict[Any, bool] = field(default_factory=dict)   # (fn, mask) -> answer
     aliases: dict[Any, frozenset[int]] = field(default_factory=dict)   # (fn, mask) -> answer
+    aliasing_now: list[Any] = field(default_factory=list)   # the (fn, mask) being worked out
 
     def __post_init__(self) -> None:
         self.units[self.main.fn] = self.main
@@ -130,12 +131,23 @@ class Program:
         when the arguments marked in ``mask`` are arrays."""
         from .analyze import result_aliases
         key = (fn, mask)
+        if key in self.aliasing_now and key != self.aliasing_now[-1]:
+            return frozenset(i for i, a in enumerate(mask) if a)   # mutual recursion: any
         if key not in self.aliases:
-            # a recursive call, while this is worked out: it may share any array argument's
-            self.aliases[key] = frozenset(i for i, a in enumerate(mask) if a)
+            # A function calling itself is first assumed to share nothing, then what it was
+            # found to share, until that no longer grows.
+            self.aliases[key] = frozenset()
+            self.aliasing_now.append(key)
             unit = self.unit(fn)
-            self.aliases[key] = result_aliases(
-                unit.ir, self.activity(unit.ir, [], array_params(unit, mask)))
+            try:
+                while True:
+                    found = result_aliases(unit.ir, self.activity(unit.ir, [],
+                                                                  array_params(unit, mask)))
+                    if found == self.aliases[key]:
+                        break
+                    self.aliases[key] = found
+            finally:
+                self.aliasing_now.pop()
         return self.aliases[key]
 
     def reserve(self, wanted: str) -> str:

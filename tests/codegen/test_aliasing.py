@@ -199,3 +199,38 @@ def test_a_helper_changing_its_argument_in_place_is_refused(transform) -> None:
 def test_the_main_function_may_change_its_own_input_when_it_does_not_read_it_again() -> None:
     a = np.random.default_rng(4).normal(size=4)
     np.testing.assert_allclose(gradlab.grad(bump)(a), [1.0, 1.0, 0.0, 0.0])
+
+
+def halve(a, depth):
+    if depth == 0:
+        return a[0:2]
+    return halve(a * 0.5, depth - 1)
+
+
+def recurse(a, c, depth):
+    if depth == 0:
+        return np.sum(c * c) * a
+    return recurse(a * 0.5, c, depth - 1)
+
+
+def through_a_recursive_helper(a):
+    t = a * np.ones((3, 1))
+    v = halve(t, 0)
+    v += 1.0
+    return np.sum(t * a)
+
+
+def a_recursive_helper_making_a_new_array(a):
+    t = a * np.ones((3, 1))
+    v = recurse(a, t, 2)
+    v += 1.0
+    return np.sum(v * t)
+
+
+def test_a_recursive_helper_is_followed_to_what_it_returns() -> None:
+    with pytest.raises(GradlabSyntaxError, match="v is changed in place while t may refer"):
+        gradlab.grad(through_a_recursive_helper)
+    a = np.random.default_rng(5).normal(size=4)
+    f = a_recursive_helper_making_a_new_array
+    numeric = np.array([(f(a + e) - f(a - e)) / 2e-6 for e in np.eye(4) * 1e-6])
+    np.testing.assert_allclose(gradlab.grad(f)(a), numeric, rtol=1e-6, atol=1e-8)
