@@ -230,7 +230,7 @@ def _makes_view(op: Op, arrays: set[str]) -> bool:
 
 def memory_links(fn: ir.Function, act: Activity) -> list[tuple[str, str, ir.Stmt, str]]:
     """Every place where, in NumPy, two names may come to refer to the same memory:
-    ``(name, other, statement, is_view)``. Copies (``z = y``), views (``z = y[1:]``), tuples
+    ``(made, source, statement, how)``. Copies (``z = y``), views (``z = y[1:]``), tuples
     and lists and what is taken out of them (``a, b = y, x``; ``xs.append(y)``; ``xs[0]``), and
     results of the user's functions that may return (a view of) an argument. gradlab's own
     copies (branch merges) never alias. The last field says how (:data:`_HOW`)."""
@@ -392,8 +392,9 @@ def _check_aliasing(fn: ir.Function, act: Activity, error: object, helper: bool 
                 else:
                     fix = f"write {other} = {name}.copy() first"
                 changes = "may change" if how in ("row", "call") else "changes"
-                whose = (f"{other}, the caller's array, {changes}" if helper and other in fn.params
-                         else f"{other} {changes}")
+                caller = helper and other in fn.params
+                whose = f"{other}, the caller's array, {changes}" if caller else (
+                    f"{other} {changes}")
                 raise error(  # type: ignore[operator]
                     f"{name} is changed in place while {_HOW[how].format(n=name, o=other)}, "
                     f"so in NumPy {whose} too; gradlab's code makes a new array instead, so "
