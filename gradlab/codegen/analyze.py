@@ -252,8 +252,9 @@ def memory_links(fn: ir.Function, act: Activity) -> list[tuple[str, str, ir.Stmt
                         if isinstance(a, str)]
             else:
                 out += [(t, a, s, "holds") for t in s.targets for a in names]
-        elif op.kind == "copy" or op.kind == "pop" or (
-                op.kind == "prim" and op.prim == "list_getitem") or _passes_through(op):
+        elif op.kind == "pop" or (op.kind == "prim" and op.prim == "list_getitem"):
+            out += [(t, names[0], s, "item") for t in s.targets if names]
+        elif op.kind == "copy" or _passes_through(op):
             out += [(t, names[0], s, "copy") for t in s.targets if names]
         elif op.kind == "prim" and _makes_view(op, act.arrays):
             how = "row" if op.prim == "getitem" and _int_index(op.args[1]) else "view"
@@ -337,10 +338,13 @@ def _check_aliasing(fn: ir.Function, act: Activity, error: object, helper: bool 
     # name -> (the other name, where linked, whether the other is what name was made from)
     links: dict[str, list[tuple[str, int, bool]]] = {}
     kinds: dict[frozenset[str], str] = {}
+    containers: set[str] = set()   # lists and tuples, which hold arrays rather than being one
     for made, source, s, how in memory_links(fn, act):
         links.setdefault(made, []).append((source, order[id(s)], True))
         links.setdefault(source, []).append((made, order[id(s)], False))
         kinds.setdefault(frozenset((made, source)), how)
+        if how in ("holds", "item"):
+            containers.add(made if how == "holds" else source)
 
     def read_between(name: str, start: int, stop: int) -> bool:
         return any(name in r for r in reads_at[start:stop])
@@ -356,9 +360,11 @@ def _check_aliasing(fn: ir.Function, act: Activity, error: object, helper: bool 
         around = [loop for loop in loops if order[id(loop)] < linked <= _end(loop, order)]
         return bool(around) and read_between(other, order[id(around[-1])] + 1, linked)
 
-    def sharing(name: str, write: int, loops: list[Any]) -> list[tuple[str, str]]:
+    def sharing(name: str, write: int, loops: list[Any], of_list: bool = False
+                ) -> list[tuple[str, str]]:
         """The names that matter sharing memory with ``name``, each with how the chain of
-        links from ``name`` begins."""
+        links from ``name`` begins. ``of_list``: ``name`` is a list, changed by ``append``,
+        which changes only the names of that very list (``ys = xs``), not its items."""
         # A temporary reached from one of its uses leads only to what it was made from: two
         # uses of one temporary (``a * b`` twice on a line, computed once) are two arrays in
         # NumPy. Reached from what it was made from, it leads to every use.
@@ -367,6 +373,8 @@ def _check_aliasing(fn: ir.Function, act: Activity, error: object, helper: bool 
             current, latest, how, from_a_use = todo.pop()
             for other, linked, upstream in links.get(current, ()):
                 if from_a_use and current in fn.temporaries and not upstream:
+                    continue
+                if of_list and kinds[frozenset((current, other))] != "copy":
                     continue
                 key = (other, upstream and other in fn.temporaries)
                 if key in seen:
@@ -382,15 +390,27 @@ def _check_aliasing(fn: ir.Function, act: Activity, error: object, helper: bool 
 
     def visit(block: list[ir.Stmt], loops: list[Any]) -> None:
         for s in block:
+            if isinstance(s, ir.Effect) and s.kind == "append":
+                lists = sharing(s.target, order[id(s)], loops, of_list=True)
+                if lists:
+                    raise error(  # type: ignore[operator]
+                        f"{s.target} is appended to while {lists[0][0]} is the same list, so "
+                        f"{lists[0][0]} grows too, which gradlab's gradient code does not "
+                        f"follow: build the list under one name", s.origin,
+                        "aliased in-place update")
             name = _in_place_write(s, act)
             others = sharing(name, order[id(s)], loops) if name else []
             if name and others:
                 other, how = others[0]
+                if how in ("holds", "item"):   # a name taken out of a list is the item itself
+                    how = "holds" if other in containers else "copy"
                 assert isinstance(s, Assign)
                 if s.augmented:
-                    fix = f"write {name} = {name} {_OPERATOR_TEXT.get(s.op.prim, '+')} ..."
+                    fix = (f"write {name} = {name} {_OPERATOR_TEXT.get(s.op.prim, '+')} ... "
+                           f"(or, to change {other} as well, change {other} itself)")
                 else:
-                    fix = f"write {other} = {name}.copy() first"
+                    fix = (f"write {name} = {name}.copy() first (or, to change {other} as well, "
+                           f"write into {other} itself)")
                 changes = "may change" if how in ("row", "call") else "changes"
                 caller = helper and other in fn.params
                 whose = f"{other}, the caller's array, {changes}" if caller else (

@@ -142,6 +142,15 @@ def a_helper_making_a_new_array(a):
     return np.sum(h * a)
 
 
+def a_list_read_while_it_grows(a):
+    """Reading an item and appending to the list again changes no item."""
+    hs = [a * 1.0]
+    for _ in range(3):
+        h = np.tanh(hs[-1] * 0.5 + a)
+        hs.append(h)
+    return np.sum(np.stack(hs) * a)
+
+
 def rows_read_not_changed(a):
     t = a * np.ones((3, 1))
     total = 0.0
@@ -159,7 +168,7 @@ def a_swap(a):
 
 
 ACCEPTED = [a_temporary_sliced, a_repeated_expression, two_evaluations_of_one_expression,
-            a_helper_making_a_new_array,
+            a_helper_making_a_new_array, a_list_read_while_it_grows,
             rows_read_not_changed, a_swap]
 
 
@@ -234,3 +243,17 @@ def test_a_recursive_helper_is_followed_to_what_it_returns() -> None:
     f = a_recursive_helper_making_a_new_array
     numeric = np.array([(f(a + e) - f(a - e)) / 2e-6 for e in np.eye(4) * 1e-6])
     np.testing.assert_allclose(gradlab.grad(f)(a), numeric, rtol=1e-6, atol=1e-8)
+
+
+def through_a_second_name_of_a_list(a):
+    xs = [a * 1.0]
+    ys = xs
+    ys.append(a * 3.0)
+    return np.sum(np.stack(xs))
+
+
+def test_appending_to_a_list_under_a_second_name_is_refused() -> None:
+    with pytest.raises(GradlabSyntaxError) as info:
+        gradlab.grad(through_a_second_name_of_a_list)
+    assert "ys is appended to while xs is the same list" in str(info.value)
+    assert "ys.append(a * 3.0)" in str(info.value)
