@@ -170,7 +170,9 @@ class GradientFunction(GeneratedFunction):
             return None
 
     def __call__(self, *args: Any, seed: Any = None, **kwargs: Any) -> Any:
-        types = tuple(map(type, args))
+        # one argument is the common case, and W1's whole gradient takes ~4 µs: (type(a),)
+        # is ~150 ns faster than tuple(map(type, args))
+        types = (type(args[0]),) if len(args) == 1 else tuple(map(type, args))
         plain = self._plain.get(types)
         if plain is not None and seed is None and not kwargs:
             value, grads = plain[0](*args)
