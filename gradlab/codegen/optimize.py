@@ -23,6 +23,8 @@ def optimize(fn: gast.FunctionDef, keep: set[str], user_names: set[str]) -> gast
         changed = _drop_where(names, lambda b, i: _propagate_copy(b[i], names, user_names))
         changed |= _drop_where(names, lambda b, i: _propagate_local_copy(b, i, names,
                                                                          user_names))
+        changed |= _drop_where(names, lambda b, i: _fold_local_negation(b, i, names,
+                                                                        user_names))
         changed |= _drop_where(names, lambda b, i: _is_dead(b[i], names, keep))
         if not changed:
             break
@@ -191,6 +193,50 @@ def _propagate_local_copy(block: list[gast.stmt], i: int, names: _Names,
                for n in walked) or not isinstance(later, (gast.Assign, gast.Expr)):
             return False
     return False
+
+
+def _fold_local_negation(block: list[gast.stmt], i: int, names: _Names,
+                         user_names: set[str]) -> bool:
+    """``a = -b`` whose only use, later in the same block with ``b`` unchanged, is a term added
+    to something: ``dc_times_v = -da`` then ``dv = dv + c * dc_times_v`` reads, and runs, as
+    ``dv = dv - c * da``. The gradient code's own temporaries only (a subtraction's rule makes
+    them); any other use keeps the line."""
+    s = block[i]
+    if not (isinstance(s, gast.Assign) and len(s.targets) == 1
+            and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.UnaryOp)
+            and isinstance(s.value.op, gast.USub) and isinstance(s.value.operand, gast.Name)):
+        return False
+    a, b = s.targets[0].id, s.value.operand.id
+    if a in user_names or a == b or names.stores.get(a, 0) != 1 or names.load_count(a) != 1:
+        return False
+    use = names.loads[a][0]
+    for later in block[i + 1:]:
+        walked = list(trees.walk(later))
+        if any(n is use for n in walked):
+            term = _added_term(later, use)
+            if term is None:
+                return False
+            term.op = gast.Sub()
+            names.rename_loads(a, b)
+            return True
+        if any(isinstance(n, gast.Name) and n.id == b and isinstance(n.ctx, gast.Store)
+               for n in walked) or not isinstance(later, (gast.Assign, gast.Expr)):
+            return False
+    return False
+
+
+def _added_term(s: gast.stmt, use: gast.Name) -> gast.BinOp | None:
+    """The ``+`` of ``s``'s value ``p + use`` or ``p + q * use`` (``use`` either factor)."""
+    value = s.value if isinstance(s, gast.Assign) else None
+    if not (isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add)):
+        return None
+    right = value.right
+    if right is use:
+        return value
+    if isinstance(right, gast.BinOp) and isinstance(right.op, gast.Mult) and (
+            right.left is use or right.right is use):
+        return value
+    return None
 
 
 def _is_comment(s: gast.stmt) -> bool:
