@@ -531,7 +531,7 @@ generic_matmul_grad_y: Any
 
 def _floating(*values: Any) -> bool:
     """MatMul takes floats of one dtype; the generic outer product also multiplies integers."""
-    if not all(hasattr(v, "dtype") for v in values):   # a Python list: the generic path
+    if builtins.any(not hasattr(v, "dtype") for v in values):   # a list: the generic path
         return False
     dtypes = {tf.as_dtype(v.dtype) for v in values}
     return len(dtypes) == 1 and dtypes.pop().is_floating
