@@ -179,20 +179,29 @@ def _propagate_local_copy(block: list[gast.stmt], i: int, names: _Names,
     if pair is None:
         return False
     a, b = pair
-    if a in user_names or a == b or names.stores.get(a, 0) != 1 or names.load_count(a) != 1:
+    later = _only_later_use(block, i, a, b, names, user_names)
+    if not isinstance(later, gast.Assign):
         return False
+    names.rename_loads(a, b)
+    return True
+
+
+def _only_later_use(block: list[gast.stmt], i: int, a: str, b: str, names: _Names,
+                    user_names: set[str]) -> gast.stmt | None:
+    """The statement after ``block[i]``, in the same block, holding the only read of ``a`` (a
+    generated name assigned once), when nothing before it writes ``b`` or is other than a plain
+    statement; None otherwise."""
+    if a in user_names or a == b or names.stores.get(a, 0) != 1 or names.load_count(a) != 1:
+        return None
     use = names.loads[a][0]
     for later in block[i + 1:]:
         walked = list(trees.walk(later))
         if any(n is use for n in walked):
-            if isinstance(later, gast.Assign):
-                names.rename_loads(a, b)
-                return True
-            return False
+            return later
         if any(isinstance(n, gast.Name) and n.id == b and isinstance(n.ctx, gast.Store)
                for n in walked) or not isinstance(later, (gast.Assign, gast.Expr)):
-            return False
-    return False
+            return None
+    return None
 
 
 def _fold_local_negation(block: list[gast.stmt], i: int, names: _Names,
@@ -207,22 +216,13 @@ def _fold_local_negation(block: list[gast.stmt], i: int, names: _Names,
             and isinstance(s.value.op, gast.USub) and isinstance(s.value.operand, gast.Name)):
         return False
     a, b = s.targets[0].id, s.value.operand.id
-    if a in user_names or a == b or names.stores.get(a, 0) != 1 or names.load_count(a) != 1:
+    later = _only_later_use(block, i, a, b, names, user_names)
+    term = _added_term(later, names.loads[a][0]) if later is not None else None
+    if term is None:
         return False
-    use = names.loads[a][0]
-    for later in block[i + 1:]:
-        walked = list(trees.walk(later))
-        if any(n is use for n in walked):
-            term = _added_term(later, use)
-            if term is None:
-                return False
-            term.op = gast.Sub()
-            names.rename_loads(a, b)
-            return True
-        if any(isinstance(n, gast.Name) and n.id == b and isinstance(n.ctx, gast.Store)
-               for n in walked) or not isinstance(later, (gast.Assign, gast.Expr)):
-            return False
-    return False
+    term.op = gast.Sub()
+    names.rename_loads(a, b)
+    return True
 
 
 def _added_term(s: gast.stmt, use: gast.Name) -> gast.BinOp | None:
