@@ -14,18 +14,20 @@ from typing import Any, Callable
 import gast
 
 from ..errors import NoRuleError
+from ..tensor import primitive as kinds
+from ..tensor.spec import FROM_CONSTANTS, PRIMITIVES, STATIC_CALLS, names_with
+from ..tensor.spec import NONDIFFERENTIABLE as SPEC_NONDIFFERENTIABLE
 from . import ir, trees
 from .ir import Assign, Op
 from .rules import ADJOINTS, NONDIFFERENTIABLE, TANGENTS
 
 #: Results that are never arrays, whatever their inputs.
-INSPECTION = {"shape", "size", "ndim", "dtype", "item", "to_numpy"}
+INSPECTION = names_with(kinds.INSPECTION)
 #: Primitives that create arrays of the backend from nothing.
-CREATION = {"zeros", "ones", "full", "arange", "linspace", "eye", "array", "one_hot", "uniform",
-            "normal"}
-#: Static calls that are known to give no gradient (their result is an int, a bool, a string).
-_NONDIFF_STATIC = {"len", "range", "int", "bool", "str", "isinstance", "type", "round", "print",
-                   "repr", "format", "id", "hash", "callable", "hasattr", "divmod"}
+CREATION = names_with(kinds.CREATION)
+#: Calls kept as written that give no gradient (an int, a bool, a string), by the name the user
+#: called them with (``len``, ``math.floor``...).
+_NONDIFF_STATIC = {path.rpartition(".")[2] for path in STATIC_CALLS}
 
 
 #: Which arguments' memory the result of a call of a user function may share (their positions),
@@ -53,11 +55,11 @@ def differentiable_inputs(s: ir.Stmt) -> set[str]:
             if op.prim in NONDIFFERENTIABLE:
                 return set()
             from .resolve import bindings
-            from .normalize import ARRAY_PARAMS
             from .rules import is_custom
+            record = PRIMITIVES.get(op.prim)
             names: set[str] = set()
             for pname, atom in bindings(op).items():
-                if pname in ARRAY_PARAMS or is_custom(op.prim):
+                if record is None or is_custom(op.prim) or pname in record.gradient_params:
                     names |= ir.atom_names(atom) if isinstance(atom, str) else set()
             return names - s.frozen.keys()
         if op.kind in ("copy", "tuple", "list", "user", "pop"):
@@ -192,6 +194,15 @@ def check(fn: ir.Function, act: Activity, parsed_error: object, mode: str = "rev
                 attr = s.op.kwargs["__attr__"].value  # type: ignore[union-attr]
                 raise error(f"gradlab does not know the attribute .{attr} of an array that "  # type: ignore[operator]
                             f"carries a gradient", s.origin, f".{attr}")
+            flowing = sorted(value_reads(node) & act.varied)
+            if flowing and not _gives_no_gradient(s.op):
+                what = _describe(node)
+                raise error(f"{what} is built from {flowing[0]}, which carries a gradient, but "  # type: ignore[operator]
+                            f"gradlab cannot differentiate through {what}: "
+                            f"{_ADVICE.get(type(node), 'compute it with NumPy functions')}",
+                            s.origin, what)
+        if isinstance(s, Assign) and s.op.kind == "prim" and set(s.targets) & act.useful:
+            _check_options(s, act, error)
         rules = ADJOINTS if mode == "reverse" else TANGENTS
         if isinstance(s, Assign) and s.op.kind == "prim" and s.op.prim not in rules and (
                 s.op.prim != "list_getitem") and (
@@ -211,8 +222,117 @@ def check(fn: ir.Function, act: Activity, parsed_error: object, mode: str = "rev
     _check_aliasing(fn, act, error, helper)
 
 
-#: Primitives whose NumPy result may be a view sharing memory with their first operand.
-_VIEWS = {"transpose", "reshape", "swapaxes", "moveaxis", "squeeze", "expand_dims", "flatten"}
+#: Primitives no gradient flows through whatever their arguments (``gl.shape(x)``, ``np.sign``).
+_BY_NATURE = {name for name, why in SPEC_NONDIFFERENTIABLE.items() if why not in FROM_CONSTANTS}
+#: Attributes that tell about an array without reading its values.
+_SHAPE_ATTRIBUTES = {"shape", "ndim", "dtype", "size"}
+
+
+def value_reads(node: Any) -> set[str]:
+    """The names whose *values* an inline expression computes with: not those it only asks
+    for a shape, a length, a truth value or a comparison (``x.shape[0]``, ``len(xs)``,
+    ``x > 0``), through which no gradient flows."""
+    if isinstance(node, gast.Name):
+        return {node.id} if isinstance(node.ctx, gast.Load) else set()
+    if isinstance(node, (gast.Constant, gast.Compare, gast.JoinedStr)):
+        return set()
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not):
+        return set()
+    if isinstance(node, gast.Attribute):
+        return set() if node.attr in _SHAPE_ATTRIBUTES else value_reads(node.value)
+    if isinstance(node, gast.Subscript):
+        return value_reads(node.value)
+    if isinstance(node, gast.IfExp):
+        return value_reads(node.body) | value_reads(node.orelse)
+    if isinstance(node, gast.Call):
+        func = node.func
+        callee = func.id if isinstance(func, gast.Name) else (
+            func.attr if isinstance(func, gast.Attribute) else "")
+        if callee in _NONDIFF_STATIC or callee in _BY_NATURE:
+            return set()
+        out: set[str] = set()
+        for arg in list(node.args) + [k.value for k in node.keywords]:
+            out |= value_reads(arg)
+        return out
+    out = set()
+    for child in gast.iter_child_nodes(node):
+        if isinstance(child, gast.expr):
+            out |= value_reads(child)
+    return out
+
+
+def _gives_no_gradient(op: Op) -> bool:
+    """A kept-as-written computation that is integer-, boolean- or text-valued by nature."""
+    node = op.node
+    if isinstance(node, gast.Call):
+        return (op.source or "").rpartition(".")[2] in _NONDIFF_STATIC
+    return isinstance(node, (gast.Compare, gast.JoinedStr)) or (
+        isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not)) or (
+        isinstance(node, (gast.Attribute, gast.Subscript)) and _is_shape_access(node))
+
+
+def _describe(node: Any) -> str:
+    if isinstance(node, gast.Dict):
+        return "a dict"
+    import ast
+    try:
+        text = ast.unparse(gast.gast_to_ast(node))
+    except Exception:  # pragma: no cover - best effort for messages
+        text = type(node).__name__
+    return f"`{text}`" if len(text) <= 40 else f"`{text[:37]}...`"
+
+
+_ADVICE: dict[type, str] = {
+    gast.Dict: "keep the arrays in variables of their own (or pass them as separate "
+               "arguments)",
+    gast.BinOp: "this operator has no derivative rule; write it with NumPy functions",
+    gast.UnaryOp: "this operator has no derivative rule; write it with NumPy functions",
+}
+
+
+def _check_options(s: Assign, act: Activity, error: Any) -> None:
+    """A value that carries a gradient may only reach a primitive through a parameter the
+    gradient flows back through: ``np.full((3,), x)``'s fill value does, ``np.linspace(0, x)``'s
+    end does not (gradlab would treat it as a constant), nor does an inline expression gradlab
+    kept as written (``np.exp(a & b)``)."""
+    op = s.op
+    record = PRIMITIVES.get(op.prim)
+    constants_only = record is not None and record.nondifferentiable in FROM_CONSTANTS
+    if op.prim in NONDIFFERENTIABLE and not constants_only:
+        return
+    from .resolve import bindings
+    from .rules import is_custom
+    through = set(record.gradient_params) if record is not None and not is_custom(op.prim) \
+        else None
+    for pname, atom in bindings(op).items():
+        if isinstance(atom, (str, ir.Const)) and (through is None or pname in through or
+                                                  not isinstance(atom, str)):
+            continue
+        names = {atom} if isinstance(atom, str) else value_reads(atom)
+        flowing = sorted(names & act.varied - set(s.frozen))
+        if not flowing:
+            continue
+        label = op.source or op.prim
+        if constants_only:
+            raise error(f"{label}: its {pname} argument carries a gradient (from "  # type: ignore[operator]
+                        f"{flowing[0]}), but {label} makes arrays from constants in gradlab's "
+                        f"eyes ({record.nondifferentiable}): compute {pname} from constants, "  # type: ignore[union-attr]
+                        f"or build the array from {flowing[0]} with arithmetic", s.origin,
+                        f"{label}({pname}=...)")
+        if isinstance(atom, str) or through is not None and pname not in through:
+            raise error(f"{label}: its {pname} argument carries a gradient (from "  # type: ignore[operator]
+                        f"{flowing[0]}), but gradlab differentiates {label} only through "
+                        f"{', '.join(sorted(through or ())) or 'none of its arguments'}: "
+                        f"compute {pname} from constants", s.origin, f"{label}({pname}=...)")
+        raise error(f"{label}: its argument {_describe(atom)} is computed from {flowing[0]}, "  # type: ignore[operator]
+                    f"which carries a gradient, in a way gradlab cannot differentiate: "
+                    f"compute it on a line of its own with NumPy functions", s.origin,
+                    _describe(atom))
+
+
+#: Primitives whose NumPy result may be a view sharing memory with their first operand
+#: (``getitem`` is one only for basic indices: see :func:`_makes_view`).
+_VIEWS = names_with(kinds.VIEW) - {"getitem"}
 
 
 def _makes_view(op: Op, arrays: set[str]) -> bool:
@@ -254,7 +374,7 @@ def memory_links(fn: ir.Function, act: Activity) -> list[tuple[str, str, ir.Stmt
                 out += [(t, a, s, "holds") for t in s.targets for a in names]
         elif op.kind == "pop" or (op.kind == "prim" and op.prim == "list_getitem"):
             out += [(t, names[0], s, "item") for t in s.targets if names]
-        elif op.kind == "copy" or _passes_through(op):
+        elif op.kind == "copy":
             out += [(t, names[0], s, "copy") for t in s.targets if names]
         elif op.kind == "prim" and _makes_view(op, act.arrays):
             how = "row" if op.prim == "getitem" and _int_index(op.args[1]) else "view"
@@ -266,12 +386,6 @@ def memory_links(fn: ir.Function, act: Activity) -> list[tuple[str, str, ir.Stmt
             out += [(t, a, s, "call") for t in s.targets for i, a in enumerate(op.args)
                     if i in shared and isinstance(a, str)]
     return out
-
-
-def _passes_through(op: Op) -> bool:
-    """``np.asarray(y)`` is ``y`` itself when y is already an array."""
-    return op.kind == "prim" and op.prim == "array" and str(op.source).split(".")[-1] in (
-        "asarray", "asanyarray", "as_tensor")
 
 
 def _int_index(index: Any) -> bool:
@@ -460,13 +574,10 @@ def _no_rule_message(label: object, origin: ir.Origin | None, target: object = N
 #: The shape class of a value known to be a scalar (shape ()).
 SCALAR = "()"
 
-_SAME_SHAPE_UNARY = set("""abs sign sqrt square exp expm1 log log1p log2 log10 sin cos tan arcsin
-arccos arctan sinh cosh tanh arcsinh arccosh arctanh sigmoid softplus relu erf floor ceil round
-negative reciprocal copy stop_gradient astype""".split())
-_BROADCASTING = {"add", "subtract", "multiply", "divide", "power", "maximum", "minimum",
-                 "arctan2"}
-_REDUCTIONS = {"sum", "mean", "prod", "max", "min", "logsumexp", "logsumexp_shift", "var", "std",
-               "norm"}
+_SAME_SHAPE_UNARY = names_with(kinds.SAME_SHAPE)
+#: Elementwise on exactly ``x`` and ``y``: the result has their broadcast shape.
+BINARY = names_with(kinds.BINARY)
+_REDUCTIONS = names_with(kinds.REDUCTION)
 
 
 def shape_classes(fn: ir.Function, scalar_params: set[str]) -> dict[str, Any]:
@@ -541,7 +652,7 @@ def _class_of(s: Assign, classes: dict[str, Any], opaque: Any) -> Any:
     prim = op.prim
     if prim in _SAME_SHAPE_UNARY:
         return of(args.get("x")) or opaque
-    if prim in _BROADCASTING:
+    if prim in BINARY:
         cx, cy = of(args.get("x")), of(args.get("y"))
         if cx is not None and cx == cy:
             return cx

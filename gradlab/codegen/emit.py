@@ -281,7 +281,8 @@ class _InlineRewriter(gast.NodeTransformer):
             node.func = name(self.e.portable_name(res.callee))
             self.user_calls.add(id(node))
             return node
-        if res.kind == "prim" and (res.prim in CREATION or self._dynamic(node)):
+        if res.kind == "prim" and res.as_written and (res.prim in CREATION or
+                                                      self._dynamic(node)):
             from .rules import is_custom
             if is_custom(res.prim):
                 return node

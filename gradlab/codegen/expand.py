@@ -76,6 +76,15 @@ def logsumexp(bind: Bind, args: list[Atom], kwargs: dict[str, Atom]) -> Op | Non
     return Op("prim", "add", [shift, log_total], style="binop")
 
 
+def divmod_(bind: Bind, args: list[Atom], kwargs: dict[str, Atom]) -> Op | None:
+    """``divmod(x, y)`` is the pair ``(x // y, x % y)``; the remainder carries x's gradient."""
+    x, y = args
+    quotient = bind(f"{_name(x)}_div_{_name(y)}", Op("prim", "floor_divide", [x, y],
+                                                      style="binop"))
+    remainder = bind(f"{_name(x)}_mod_{_name(y)}", Op("prim", "mod", [x, y], style="binop"))
+    return Op("tuple", args=[quotient, remainder])
+
+
 def _name(atom: Atom) -> str:
     return atom if isinstance(atom, str) else "x"
 
@@ -83,6 +92,7 @@ def _name(atom: Atom) -> str:
 #: primitive -> its expansion (None when this call cannot be expanded)
 EXPANSIONS: dict[str, Callable[[Bind, list[Atom], dict[str, Atom]], Op | None]] = {
     "logsumexp": logsumexp,
+    "divmod": divmod_,
 }
 
 

@@ -15,13 +15,12 @@ import gast
 
 from ..errors import NoRuleError
 from . import ir, trees
-from .analyze import (SCALAR, _BROADCASTING, array_arguments, check, number_params,
-                      shape_classes)
+from .analyze import SCALAR, array_arguments, check, number_params, shape_classes
 from .emit import assign, attr, call, const, expr_stmt, index_value, name
 from .ir import Assign
 from .naming import Names
 from .resolve import bindings
-from .rules import NONDIFFERENTIABLE, TANGENTS, instantiate
+from .rules import ELEMENTWISE, NONDIFFERENTIABLE, TANGENTS, RuleGap, instantiate
 
 
 class Forward:
@@ -165,9 +164,12 @@ class Forward:
             binding[pname] = self.emitter.atom(atom)
             if pname == "index":
                 binding[pname] = index_value(binding[pname])
-        instance = instantiate(rule, binding, self.dot, self.names.fresh,
-                               lambda x: isinstance(x, gast.Name) and x.id in self.varied
-                               and x.id not in s.frozen)
+        try:
+            instance = instantiate(rule, binding, self.dot, self.names.fresh,
+                                   lambda x: isinstance(x, gast.Name) and x.id in self.varied
+                                   and x.id not in s.frozen, label=str(op.source or op.prim))
+        except RuleGap as e:
+            raise _error(str(e), s.origin, str(op.source or op.prim)) from None
         lines: list[gast.stmt] = []
         for step in instance.steps:
             if isinstance(step, gast.Assign):
@@ -177,7 +179,7 @@ class Forward:
             if _is_zero(value):
                 lines.append(self._zeros(step.target))
                 continue
-            if op.prim in _BROADCASTING | {"where", "clip"} and self._may_broadcast(op, s):
+            if op.prim in ELEMENTWISE and self._may_broadcast(op, s):
                 value = call(attr(self.gl, "broadcast_like"), [value, name(s.targets[0])])
             lines.append(assign(self.dot(step.target), self._subscripts(value)))
         return lines

@@ -50,6 +50,8 @@ class Op:
     callee: Any = None                          # a UserFunction for kind 'user'
     node: gast.expr | None = None               # the inline expression for kind 'static'
     source: Any = None                          # what the user called (for error messages)
+    #: for a 'tuple' a framework returns with named items (``torch.max(x, 1).values``)
+    fields: tuple[str, ...] = ()
 
 
 @dataclass

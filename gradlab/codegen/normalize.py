@@ -13,16 +13,21 @@ from typing import Any
 import gast
 
 from ..errors import GradlabSyntaxError
+from ..tensor.spec import PRIMITIVES
 from . import ir, trees
 from .expand import expand
 from .ir import Assign, Const, Op
 from .naming import Names, binop_hint, describe
 from .parse import ParsedFunction
-from .resolve import BindError, Resolver, dotted
+from .primitives import ATTRIBUTES, INPLACE_METHODS
+from .resolve import BindError, Resolution, Resolver, dotted, signature
 
-#: Canonical parameters that are arrays (flattened to atoms) rather than options (kept inline).
-ARRAY_PARAMS = {"x", "y", "xs", "condition", "values", "a", "b", "a_min", "a_max", "g", "dz",
-                "like"}
+
+def value_params(prim: str) -> tuple[str, ...]:
+    """The parameters of a primitive that hold values (flattened to atoms) rather than
+    options (kept inline); every parameter of a user's own primitive."""
+    record = PRIMITIVES.get(prim)
+    return record.arrays if record is not None else ()
 
 _BINOPS = {gast.Add: "add", gast.Sub: "subtract", gast.Mult: "multiply", gast.Div: "divide",
            gast.Pow: "power", gast.MatMult: "matmul", gast.FloorDiv: "floor_divide",
@@ -55,16 +60,17 @@ _REFUSED = {
 
 
 class Normalizer:
-    def __init__(self, parsed: ParsedFunction, names: Names) -> None:
+    def __init__(self, parsed: ParsedFunction, names: Names, dialect: str = "numpy") -> None:
         self.parsed = parsed
         self.names = names
         self.locals = _assigned_names(parsed.node)
-        self.resolver = Resolver(parsed.scope, self.locals)
+        self.resolver = Resolver(parsed.scope, self.locals, dialect)
         self.lists: set[str] = set()
         self.out: list[ir.Stmt] = []
         self.origin: ir.Origin | None = None
         self.loop_depth = 0
         self.temporaries: set[str] = set()
+        self.fields: dict[str, tuple[str, ...]] = {}   # name -> its items' names
 
     # --- entry ------------------------------------------------------------------------------
     def function(self) -> ir.Function:
@@ -301,7 +307,6 @@ class Normalizer:
                     self.emit(ir.Effect(self.origin, "append", target=parts[0], value=v))
                     self.lists.add(parts[0])
                     return
-                from .primitives import INPLACE_METHODS
                 if method in INPLACE_METHODS or method.endswith("_"):
                     self.emit(ir.Effect(self.origin, "inplace", target=parts[0],
                                         node=gast.Expr(value=value)))
@@ -387,11 +392,22 @@ class Normalizer:
     def assign_to(self, target: str, value: gast.expr) -> None:
         op, _ = self.op(value)
         self.emit(Assign(self.origin, [target], op))
-        if op.kind == "list" or (op.kind == "copy" and isinstance(op.args[0], str)
-                                 and op.args[0] in self.lists) or op.prim in ("split", "unstack"):
+        self._note_kind(target, op)
+
+    def _note_kind(self, target: str, op: Op) -> None:
+        """Whether ``target`` now holds a Python list (items read with ``list_getitem``) and
+        whether its items have names (``.values`` of ``torch.max(x, 1)``)."""
+        copied = op.kind == "copy" and isinstance(op.args[0], str)
+        if op.kind == "list" or op.fields or (copied and op.args[0] in self.lists) or (
+                op.prim in ("split", "unstack")):
             self.lists.add(target)
         else:
             self.lists.discard(target)
+        fields = op.fields or (self.fields.get(op.args[0], ()) if copied else ())  # type: ignore[arg-type]
+        if fields:
+            self.fields[target] = fields
+        else:
+            self.fields.pop(target, None)
 
     def atom(self, node: gast.expr) -> ir.Atom:
         """The value of ``node`` as a name, a literal, or an inline expression."""
@@ -418,8 +434,7 @@ class Normalizer:
         if key is not None:
             memo[key] = name
         self.emit(Assign(self.origin, [name], op))
-        if op.kind == "list" or op.prim in ("split", "unstack"):
-            self.lists.add(name)
+        self._note_kind(name, op)
         return name
 
     def inline(self, node: gast.expr) -> gast.expr:
@@ -497,18 +512,17 @@ class Normalizer:
         return (Op("static", node=node, source=res.label, callee=res.callee, kwargs={
             "__unknown__": Const(True)}), res.label.split(".")[-1])
 
-    def _prim(self, res: Any, node: gast.Call) -> tuple[Op, str]:
+    def _prim(self, res: Resolution, node: gast.Call) -> tuple[Op, str]:
         from .rules import is_custom
         prim, bound = res.prim, res.args
         if prim == "array":
-            values = bound.get("values")
-            if isinstance(values, (gast.List, gast.Tuple)) and not all(
-                    _literal(e) is not None for e in values.elts):
-                prim, bound = "stack", {"xs": values}
-            elif isinstance(values, gast.Name) and values.id in self.lists:
-                prim, bound = "stack", {"xs": values}
-        from .resolve import signature
-        sig = signature(prim) if not is_custom(prim) else _custom_sig(prim)
+            prim, bound = _conversion(bound, self.lists)
+            if prim == "copy" and res.label.rpartition(".")[2] in _SAME_ARRAY:
+                return Op("copy", args=[self.atom(bound["x"])]), "array"
+        word = _prim_word(prim) if prim != "copy" else "array"
+        custom = is_custom(prim)
+        sig = signature(prim) if not custom else _custom_sig(prim)
+        values = set(sig.parameters) if custom else set(value_params(prim))
         args: list[ir.Atom] = []
         kwargs: dict[str, ir.Atom] = {}
         for pname, param in sig.parameters.items():
@@ -520,20 +534,33 @@ class Normalizer:
                                         node, "varargs")
             if pname == "xs":
                 atom = self._list_atom(value)
-            elif pname in ARRAY_PARAMS or is_custom(prim):
+            elif pname in values:
                 atom = self.atom(value)
             else:
                 atom = self.inline(value)
+            if pname in res.transforms:
+                atom = self._transformed(atom, *res.transforms[pname])
             if param.default is param.empty and param.kind is not param.KEYWORD_ONLY:
                 args.append(atom)
             else:
                 kwargs[pname] = atom
         first = args[0] if args else ""
-        hint = f"{_prim_word(prim)}_{_hint(first)}" if _hint(first) else _prim_word(prim)
-        expanded = None if is_custom(prim) else expand(prim, self._bind_temp, args, kwargs)
+        hint = f"{word}_{_hint(first)}" if _hint(first) else word
+        if res.with_indices:
+            values_name = self._bind_temp(hint, Op("prim", prim, args, kwargs, source=res.label))
+            indices = self._bind_temp(f"{res.with_indices}_{_hint(first)}", Op(
+                "prim", res.with_indices, args, kwargs, source=res.label))
+            return Op("tuple", args=[values_name, indices], fields=("values", "indices")), hint
+        expanded = None if custom else expand(prim, self._bind_temp, args, kwargs)
         if expanded is not None:
             return expanded, hint
         return Op("prim", prim, args, kwargs, source=res.label), hint
+
+    def _transformed(self, atom: ir.Atom, prim: str, extra: tuple[Any, ...]) -> ir.Atom:
+        """``tf.matmul(a, b, transpose_a=True)``: ``a`` transposed first, on a line of its own."""
+        options = [gast.Constant(value=v, kind=None) for v in extra]
+        return self._bind_temp(f"{_prim_word(prim)}_{_hint(atom)}",
+                               Op("prim", prim, [atom, *options]))
 
     def _list_atom(self, value: gast.expr) -> ir.Atom:
         if isinstance(value, (gast.List, gast.Tuple)):
@@ -571,22 +598,32 @@ class Normalizer:
         return Op("user", args=args, callee=fn, source=res.label), f"{fn.__name__}_out"
 
     def _attribute(self, node: gast.Attribute) -> tuple[Op, str]:
-        from .primitives import PROPERTIES
         base = node.value
         if isinstance(base, gast.Name) and base.id in self.locals:
-            prop = PROPERTIES.get(node.attr)
-            if prop == "transpose":
-                return Op("prim", "transpose", [base.id], style="attribute"), f"{base.id}T"
-            if prop is not None and prop != "copy":
+            if node.attr in self.fields.get(base.id, ()):
+                index = self.fields[base.id].index(node.attr)
+                return Op("prim", "list_getitem", [base.id, Const(index)], style="subscript"), \
+                    f"{base.id}_{node.attr}"
+            meaning = ATTRIBUTES.get(node.attr)
+            if meaning is None:
+                return Op("static", node=node, kwargs={"__attr__": Const(node.attr)}), node.attr
+            record = PRIMITIVES[meaning.prim]
+            if record.nondifferentiable and "inspection" in record.kinds:
                 return Op("static", node=node), f"{base.id}_{node.attr}"
-            if prop == "copy":
+            if meaning.prim == "copy":
                 return Op("copy", args=[base.id]), base.id
-            return Op("static", node=node, kwargs={"__attr__": Const(node.attr)}), node.attr
+            params = list(signature(meaning.prim).parameters)
+            args: list[ir.Atom] = [base.id] + [
+                gast.Constant(value=meaning.defaults[p], kind=None) for p in params[1:]
+                if p in meaning.defaults]
+            return Op("prim", meaning.prim, args, style="attribute"), \
+                f"{base.id}{node.attr}"
         if self.resolver.is_module_constant(node):
             return Op("static", node=node), node.attr
         if not isinstance(base, gast.Name):
             inner = self.atom(base)
-            if isinstance(inner, str) and node.attr in PROPERTIES:
+            if isinstance(inner, str) and (node.attr in ATTRIBUTES or node.attr in
+                                           self.fields.get(inner, ())):
                 return self._attribute(gast.Attribute(value=gast.Name(inner, gast.Load(), None,
                                                                       None), attr=node.attr,
                                                       ctx=gast.Load()))
@@ -621,6 +658,28 @@ class Normalizer:
         out, self.out = self.out, saved
         self.memo = saved_memo
         return out
+
+
+#: Conversions that return their argument itself when it already is an array.
+_SAME_ARRAY = {"asarray", "asanyarray", "as_tensor", "convert_to_tensor"}
+
+
+def _conversion(bound: dict[str, gast.expr], lists: set[str]) -> tuple[str, dict[str, Any]]:
+    """``np.array``/``np.asarray``/``torch.as_tensor``... as what they compute: of a list of
+    values, a stack; of one array, the array itself (``astype`` when a dtype is given); of
+    literal numbers, a new constant array."""
+    values, dtype = bound.get("values"), bound.get("dtype")
+    if isinstance(values, (gast.List, gast.Tuple)):
+        if all(_literal(e) is not None for e in values.elts):
+            return "array", bound
+        return "stack", {"xs": values}
+    if isinstance(values, gast.Name) and values.id in lists:
+        return "stack", {"xs": values}
+    if values is None or _literal(values) is not None:
+        return "array", bound
+    if dtype is None or (isinstance(dtype, gast.Constant) and dtype.value is None):
+        return "copy", {"x": values}
+    return "astype", {"x": values, "dtype": dtype}
 
 
 def _memo_key(op: Op) -> str | None:

@@ -15,30 +15,16 @@ from typing import Any
 
 import gast
 
-from ..tensor.spec import SIGNATURES
+from ..tensor.primitive import Meaning, parse_signature
+from ..tensor.spec import PRIMITIVES, STATIC_CALLS
 from .parse import Scope
-from .primitives import METHODS, PATHS, VARARG_METHODS, Meaning
-
-#: Pseudo-primitives that exist only in generated code (identity and list helpers).
-EXTRA_SIGNATURES = {"copy": "(x)", "sum_list": "(xs)", "list_getitem": "(x, index)"}
-
-#: Calls whose result never carries a gradient (an int, a bool, a string, an iterator over
-#: indices), kept as written. Any other builtin, ``math`` or ``numpy.random`` function without
-#: a rule is kept as written only while no gradient flows through it, and refused otherwise:
-#: ``math.erfc(x)`` or ``sorted([a, b])`` silently giving a zero gradient would be a wrong answer.
-NO_GRADIENT_CALLS = {
-    "builtins": {"len", "range", "print", "int", "bool", "str", "isinstance", "type", "round",
-                 "divmod", "any", "all", "enumerate", "zip", "repr", "format", "hasattr",
-                 "callable", "id", "hash", "ord", "chr", "reversed"},
-    "math": {"floor", "ceil", "trunc", "isnan", "isinf", "isfinite", "isclose", "factorial",
-             "comb", "perm", "gcd", "lcm", "isqrt"},
-}
+from .primitives import DIALECT_SENSITIVE, METHODS, PATHS
 
 
 def gives_no_gradient(path: str) -> bool:
-    """``builtins.len``, ``math.floor``: a call whose result carries no gradient."""
-    module, _, name = path.partition(".")
-    return name in NO_GRADIENT_CALLS.get(module, ())
+    """``builtins.len``, ``math.floor``: a call kept as written, whose result carries no
+    gradient (the table says why)."""
+    return path in STATIC_CALLS
 
 _FRAMEWORK_ROOTS = ("numpy", "torch", "tensorflow", "jax", "jaxlib", "autograd", "math",
                     "scipy", "builtins", "gradlab", "keras")
@@ -54,25 +40,21 @@ class Resolution:
     args: dict[str, gast.expr] = field(default_factory=dict)   # canonical parameter -> expression
     callee: Any = None
     label: str = ""                                            # how the user spelled it
+    #: parameter -> (primitive, extra arguments) to apply to it first (``transpose_a=True``)
+    transforms: dict[str, tuple[str, tuple[Any, ...]]] = field(default_factory=dict)
+    #: the primitive of the indices returned beside the values (``torch.max(x, dim=1)``)
+    with_indices: str = ""
 
-
-_signatures: dict[str, inspect.Signature] = {}
+    @property
+    def as_written(self) -> bool:
+        """Only the plain canonical call: nothing applied first, one value returned."""
+        return not self.transforms and not self.with_indices
 
 
 def signature(prim: str) -> inspect.Signature:
     """The canonical signature of a primitive (from :mod:`gradlab.tensor.spec`)."""
-    try:
-        return _signatures[prim]
-    except KeyError:
-        pass
-    from ..tensor.backends.adjoint_helpers import SIGNATURES as HELPERS
-    text = (SIGNATURES.get(prim) or EXTRA_SIGNATURES.get(prim) or HELPERS.get(prim)
-            or "(*args, **kwargs)")
-    namespace: dict[str, Any] = {}
-    exec(f"def _{text}: pass", namespace)
-    sig = inspect.signature(namespace["_"])
-    _signatures[prim] = sig
-    return sig
+    record = PRIMITIVES.get(prim)
+    return parse_signature(record.signature if record is not None else "(*args, **kwargs)")
 
 
 def dotted(node: gast.expr) -> list[str] | None:
@@ -88,9 +70,16 @@ def dotted(node: gast.expr) -> list[str] | None:
 
 
 class Resolver:
-    def __init__(self, scope: Scope, local_names: set[str]) -> None:
+    """Resolves calls in one function. ``dialect`` is the array dialect methods are read in
+    (``numpy`` or ``torch``, see :mod:`.primitives`); ``dialect_used`` becomes true when a
+    method whose meaning depends on it was resolved, so the caller knows the generated code
+    differs between frameworks."""
+
+    def __init__(self, scope: Scope, local_names: set[str], dialect: str = "numpy") -> None:
         self.scope = scope
         self.locals = local_names
+        self.dialect = dialect
+        self.dialect_used = False
 
     # --- calls --------------------------------------------------------------------------------
     def call(self, node: gast.Call) -> Resolution:
@@ -127,15 +116,26 @@ class Resolver:
         if meaning is None and target is not None:
             meaning = _by_identity(target)
         if meaning is not None:
-            if meaning.prim in ("maximum", "minimum") and path.startswith("builtins.") and (
-                    len(node.args) != 2 or node.keywords):
-                return Resolution("static", label=label)
-            return self._bind(meaning, node, label)
+            return self._spelled(meaning, node, label)
         if gives_no_gradient(path):
             return Resolution("static", label=label)
         if _is_user_function(target):
             return Resolution("user", callee=target, label=label)
         return Resolution("unknown", callee=target, label=label)
+
+    def _spelled(self, meaning: Meaning, node: gast.Call, label: str) -> Resolution:
+        """A framework function: its spelling's arity decides whether it means the primitive
+        (builtin ``max(a, b)``) or, with more arguments, a chain of it (``max(a, b, c)`` is
+        ``max(max(a, b), c)``); with fewer (an iterable), gradlab has no rule for it."""
+        if meaning.arity is not None and (len(node.args) != meaning.arity or node.keywords):
+            if len(node.args) > meaning.arity and not node.keywords:
+                inner = gast.Call(func=node.func, args=node.args[:meaning.arity], keywords=[])
+                chained = gast.Call(func=node.func, args=[inner] + node.args[meaning.arity:],
+                                    keywords=[])
+                return self._spelled(meaning, chained, label)
+            return Resolution("unknown", label=f"{label} of an iterable" if len(
+                node.args) == 1 else label)
+        return self._bind(meaning, node, label)
 
     def _method(self, name: str, node: gast.Call, label: str) -> Resolution:
         receiver = node.func.value  # type: ignore[attr-defined]
@@ -145,43 +145,74 @@ class Resolver:
             return Resolution("pop", label=label)
         if name == "size" and node.args:      # torch: x.size(0) is x.shape[0]
             return Resolution("static", label=label)
-        meaning = METHODS.get(name)
+        meaning = METHODS[self.dialect].get(name)
+        if name in DIALECT_SENSITIVE:
+            self.dialect_used = True
         if meaning is None:
             return Resolution("unknown", label=label)
         args = list(node.args)
-        if name in VARARG_METHODS and len(args) > 1:
+        if meaning.varargs and len(args) > 1:
             args = [gast.Tuple(elts=args, ctx=gast.Load())]
-        elif name in VARARG_METHODS and len(args) == 1 and name in ("transpose", "permute"):
-            pass
         call = gast.Call(func=node.func, args=[receiver] + args, keywords=node.keywords)
-        if name in ("transpose",) and len(node.args) == 2 and self._torch_dialect():
-            meaning = Meaning("swapaxes")
         return self._bind(meaning, call, label)
-
-    def _torch_dialect(self) -> bool:
-        return any(isinstance(v, types.ModuleType) and v.__name__.startswith("torch")
-                   for v in self.scope.globals.values() if isinstance(v, types.ModuleType))
 
     def _bind(self, meaning: Meaning, node: gast.Call, label: str, custom: bool = False
               ) -> Resolution:
+        """The call's arguments by canonical parameter: the framework's positional order and
+        keyword names mapped, literal flags translated, defaults that differ applied."""
         sig = signature(meaning.prim) if not custom else _custom_signature(meaning.prim)
-        kwargs = {}
+        if any(isinstance(a, gast.Starred) for a in node.args):
+            raise BindError(f"{label}(*...) cannot be differentiated: pass the arguments one by one")
+        given: dict[str, gast.expr] = {}     # by the framework's own names, for now
+        positional = list(node.args)
+        if meaning.positional is not None:
+            if len(positional) > len(meaning.positional):
+                raise BindError(f"{label}: too many positional arguments (gradlab reads it as "
+                                f"{meaning.prim}{sig})")
+            given.update(zip(meaning.positional, positional))
+            positional = []
         for kw in node.keywords:
             if kw.arg is None:
                 raise BindError(f"{label}(**...) cannot be differentiated: name the arguments")
-            if kw.arg in meaning.drop:
+            if kw.arg in given:
+                raise BindError(f"{label}: {kw.arg} is given twice")
+            given[kw.arg] = kw.value
+        kwargs: dict[str, gast.expr] = {}
+        transforms: dict[str, tuple[str, tuple[Any, ...]]] = {}
+        for key, value in given.items():
+            if key in meaning.drop:
                 continue
-            kwargs[meaning.rename.get(kw.arg, kw.arg)] = kw.value
-        if any(isinstance(a, gast.Starred) for a in node.args):
-            raise BindError(f"{label}(*...) cannot be differentiated: pass the arguments one by one")
+            if key in meaning.transforms:
+                flag = _literal_value(value, label, key)
+                if flag:
+                    param, prim, extra = meaning.transforms[key]
+                    transforms[param] = (prim, extra)
+                continue
+            if key in meaning.literals:
+                canonical, table = meaning.literals[key]
+                if isinstance(value, gast.Constant) or canonical != key:
+                    literal = _literal_value(value, label, key)
+                    value = gast.Constant(value=table.get(literal, literal), kind=None)
+                key = canonical
+            elif key not in sig.parameters:
+                key = meaning.rename.get(key, key)
+            if key in kwargs:
+                raise BindError(f"{label}: {key} is given twice")
+            kwargs[key] = value
         try:
-            bound = sig.bind(*node.args, **kwargs)
+            bound = sig.bind(*positional, **kwargs)
         except TypeError as e:
             raise BindError(f"{label}: {e} (gradlab reads it as {meaning.prim}{sig})") from None
         args = dict(bound.arguments)
         for key, value in meaning.defaults.items():
             args.setdefault(key, gast.Constant(value=value, kind=None))
-        return Resolution("prim", prim=meaning.prim, args=args, label=label)
+        with_indices = ""
+        if meaning.with_indices:
+            axis = args.get("axis")
+            if axis is not None and not (isinstance(axis, gast.Constant) and axis.value is None):
+                with_indices = meaning.with_indices
+        return Resolution("prim", prim=meaning.prim, args=args, label=label,
+                          transforms=transforms, with_indices=with_indices)
 
     # --- attributes ---------------------------------------------------------------------------
     def is_module_constant(self, node: gast.expr) -> bool:
@@ -194,6 +225,14 @@ class Resolver:
 
 class BindError(Exception):
     """A call's arguments do not fit the primitive; turned into GradlabSyntaxError by the caller."""
+
+
+def _literal_value(node: gast.expr, label: str, key: str) -> Any:
+    """The value of a flag that changes what a call means: it must be written as a literal."""
+    if isinstance(node, gast.Constant):
+        return node.value
+    raise BindError(f"{label}: write {key}= as a literal (True/False or a number), so gradlab "
+                    f"knows what the call computes")
 
 
 def _label(node: gast.expr) -> str:
@@ -219,7 +258,7 @@ _indexed_roots: set[str] = set()
 
 def _by_identity(obj: Any) -> Meaning | None:
     """Resolve a function object imported by name (``from numpy import tanh``)."""
-    for root in ("numpy", "math", "torch", "tensorflow", "jax", "scipy", "autograd"):
+    for root in ("numpy", "math", "torch", "tensorflow", "jax", "scipy", "autograd", "gradlab"):
         if root in sys.modules and root not in _indexed_roots:
             _indexed_roots.add(root)
             for path, meaning in PATHS.items():

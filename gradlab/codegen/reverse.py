@@ -27,7 +27,7 @@ from .emit import assign, attr, call, comment, const, expr_stmt, index_value, na
 from .ir import Assign, Const
 from .naming import Names
 from .resolve import bindings
-from .rules import ADJOINTS, NONDIFFERENTIABLE, Contribution, instantiate, is_custom
+from .rules import ADJOINTS, NONDIFFERENTIABLE, Contribution, RuleGap, instantiate, is_custom
 
 BACKWARD_MARK = "── backward ──"
 #: The seed parameter of a vjp has no default: generated callers always pass it.
@@ -264,9 +264,13 @@ class Reverse:
             binding[pname] = self.emitter.atom(atom)
             if pname == "index":
                 binding[pname] = index_value(binding[pname])
-        instance = instantiate(rule, binding, self.adj, self.names.fresh,
-                               lambda e: isinstance(e, gast.Name) and self.act.active(e.id)
-                               and e.id not in s.frozen, self._shape_of)
+        try:
+            instance = instantiate(rule, binding, self.adj, self.names.fresh,
+                                   lambda e: isinstance(e, gast.Name) and self.act.active(e.id)
+                                   and e.id not in s.frozen, self._shape_of,
+                                   label=str(op.source or op.prim))
+        except RuleGap as e:
+            raise self._error(str(e), s.origin, str(op.source or op.prim)) from None
         return instance.steps
 
     def _shape_of(self, e: gast.expr) -> Any:

@@ -1,9 +1,13 @@
-"""The catalogue of primitives every backend provides, with one canonical signature each.
+"""The table of primitives: one record per primitive (see :mod:`gradlab.tensor.primitive`).
 
-This is the contract between the generated gradient code, the differentiation rules and the four
-backends: ``gl.sum(x, axis=None, keepdims=False)`` means the same thing whether ``gl`` is the NumPy,
-PyTorch, TensorFlow or JAX namespace. Signatures follow NumPy's names (``axis``, ``keepdims``);
-``keepdims`` and other flags are passed by keyword. The conformance tests walk this table.
+This is the contract between the generated gradient code, the differentiation rules and the
+backends: ``gl.sum(x, axis=None, keepdims=False)`` means the same thing whether ``gl`` is the
+NumPy, PyTorch, TensorFlow or JAX namespace. Signatures follow NumPy's names (``axis``,
+``keepdims``); flags are passed by keyword. Each record also says how NumPy, ``math``, SciPy,
+PyTorch, TensorFlow and JAX spell the primitive and how their arguments map onto it; the
+resolver reads those spellings, the analyses read the kinds, the rule checker reads which
+primitives are differentiable. ``tests/tensor/test_spec.py`` checks the table against itself,
+the rules and the backends.
 
 What the signatures alone do not say (``tests/tensor/test_conformance.py`` checks each point on
 every backend, eagerly and inside ``jax.jit``/``tf.function``):
@@ -20,102 +24,386 @@ every backend, eagerly and inside ``jax.jit``/``tf.function``):
   with NumPy's placement of the indexed axes. ``index_add`` accumulates repeated positions, as
   ``np.add.at`` does. (TensorFlow: None cannot be combined with array indices.)
 * Reductions with ``axis=()`` reduce nothing. ``norm`` is a vector norm over ``axis``
-  (``np.linalg.vector_norm``), for every ``ord`` and for matrices too.
+  (``np.linalg.vector_norm``), for every ``ord`` and for matrices too; ``linalg_norm`` is
+  ``np.linalg.norm``, which is a matrix norm for a matrix and a numeric ``ord``.
 * ``dot`` is ``np.dot`` (N-d: the last axis of x against the second-to-last of y).
 * ``argsort`` is stable; ``topk`` works on the last axis, values in descending order.
 * ``pad`` has the modes 'constant', 'edge', 'reflect', 'symmetric' and 'wrap'.
 """
 from __future__ import annotations
 
-#: name -> canonical signature, grouped by kind. The signature strings are documentation and are
-#: checked against the backends' adapters by the conformance tests.
-UNARY = """abs sign sqrt square exp expm1 log log1p log2 log10 sin cos tan arcsin arccos arctan
-sinh cosh tanh arcsinh arccosh arctanh sigmoid softplus relu erf floor ceil round negative
-reciprocal isnan isinf isfinite logical_not""".split()
+from typing import Any
 
-BINARY = """add subtract multiply divide power maximum minimum arctan2 equal not_equal less
-less_equal greater greater_equal logical_and logical_or floor_divide mod matmul dot outer""".split()
+from .primitive import (BINARY, BROADCASTING, CODEGEN, CREATION, EXPANDED, HELPER, INSPECTION,
+                        REDUCTION, SAME_SHAPE, TENSOR_ONLY, UNARY, VIEW, Primitive, S,
+                        parse_signature, prim)
 
-REDUCTIONS = "sum mean prod max min all any logsumexp".split()
+# Reasons no gradient flows, by nature (shown in refusals and checked: every record without
+# a reason has rules for both modes).
+BOOLEAN = "its result is a boolean"
+INTEGER = "its result is an integer (an index or a count)"
+STEPS = "it is piecewise constant: its derivative is zero wherever it is defined"
+SHAPE_ONLY = "it depends only on its argument's shape and dtype, not on its values"
+CONSTANT = "it makes an array from shapes and constants"
+RANDOM = "it draws random numbers from a seed"
+STOPPED = "it stops the gradient on purpose"
+SHIFT = "it is a shift that cancels exactly (logsumexp's maximum, see codegen/expand.py)"
+BOOKKEEPING = "it is bookkeeping of the gradient code, applied to axes or to gradients"
+#: Reasons that hold only while the arguments are constants: a value that carries a gradient
+#: passed to such a primitive is refused, not silently treated as a constant.
+FROM_CONSTANTS = frozenset({CONSTANT, RANDOM})
 
-SIGNATURES: dict[str, str] = {
-    **{name: "(x)" for name in UNARY},
-    **{name: "(x, y)" for name in BINARY},
-    **{name: "(x, axis=None, *, keepdims=False)" for name in REDUCTIONS},
-    "logsumexp_shift": "(x, axis=None, *, keepdims=False)",   # max, 0 where not finite
-    "var": "(x, axis=None, *, keepdims=False, ddof=0)",
-    "std": "(x, axis=None, *, keepdims=False, ddof=0)",
-    "argmax": "(x, axis=None, *, keepdims=False)",
-    "argmin": "(x, axis=None, *, keepdims=False)",
-    "norm": "(x, ord=None, axis=None, *, keepdims=False)",
-    "cumsum": "(x, axis=None)",
-    "where": "(condition, x, y)",
-    "clip": "(x, a_min, a_max)",
-    # shapes and indexing
-    "reshape": "(x, shape)",
-    "transpose": "(x, axes=None)",
-    "swapaxes": "(x, axis1, axis2)",
-    "moveaxis": "(x, source, destination)",
-    "expand_dims": "(x, axis)",
-    "squeeze": "(x, axis=None)",
-    "concatenate": "(xs, axis=0)",
-    "stack": "(xs, axis=0)",
-    "unstack": "(x, axis=0)",
-    "split": "(x, indices_or_sections, axis=0)",
-    "broadcast_to": "(x, shape)",
-    "sum_to": "(x, shape)",
-    "unbroadcast": "(x, like)",
-    "tile": "(x, reps)",
-    "flip": "(x, axis=None)",
-    "pad": "(x, pad_width, mode='constant', constant_values=0)",
-    "flatten": "(x, start=0, end=-1)",
-    "take": "(x, indices, axis=None)",
-    "take_along_axis": "(x, indices, axis)",
-    "getitem": "(x, index)",
-    "index_update": "(x, index, values)",
-    "index_add": "(x, index, values)",
-    "sort": "(x, axis=-1)",
-    "argsort": "(x, axis=-1)",
-    "topk": "(x, k, sorted=True)",
-    "meshgrid": "(*xs, indexing='xy')",
-    # linear algebra
-    "inv": "(x)",
-    "det": "(x)",
-    "slogdet": "(x)",
-    "solve": "(a, b)",
-    "einsum": "(subscripts, *operands)",
-    # creation (on the namespace's device)
-    "zeros": "(shape, dtype=None)",
-    "ones": "(shape, dtype=None)",
-    "full": "(shape, fill_value, dtype=None)",
-    "zeros_like": "(x, dtype=None)",
-    "ones_like": "(x, dtype=None)",
-    "full_like": "(x, fill_value, dtype=None)",
-    "arange": "(start, stop=None, step=1, dtype=None)",
-    "linspace": "(start, stop, num=50, dtype=None)",
-    "eye": "(n, m=None, dtype=None)",
-    "array": "(values, dtype=None)",
-    "one_hot": "(indices, num_classes, dtype=None)",
-    "uniform": "(shape, low=0.0, high=1.0, *, seed=0, dtype=None)",
-    "normal": "(shape, mean=0.0, std=1.0, *, seed=0, dtype=None)",
-    # neural-network helpers
-    "softmax": "(x, axis=-1)",
-    "log_softmax": "(x, axis=-1)",
-    "crossentropy": "(logits, labels)",
-    "kl_div_with_logits": "(logits_p, logits_q, axis=-1)",
-    # inspection and conversion
-    "shape": "(x)",
-    "size": "(x)",
-    "ndim": "(x)",
-    "dtype": "(x)",
-    "astype": "(x, dtype)",
-    "to_numpy": "(x)",
-    "item": "(x)",
-    "stop_gradient": "(x)",
+#: Reduction signature, and the positional order of TensorFlow's and torch's reductions.
+_RED = "(x, axis=None, *, keepdims=False)"
+_RED_ORDER = ("x", "axis", "keepdims")
+#: torch's var/std: unbiased unless told otherwise (``correction`` or ``unbiased``).
+_TORCH_VAR = dict(defaults={"ddof": 1}, rename={"correction": "ddof"},
+                  literals={"unbiased": ("ddof", {True: 1, False: 0})},
+                  positional=("x", "axis", "unbiased", "keepdims"))
+
+
+def _unary(name: str, *, nondiff: str = "", np: Any = None, math: Any = None,
+           torch: Any = None, tf: Any = None, method: Any = None, linear: tuple[int, ...] = (),
+           **more: Any) -> Primitive:
+    """An elementwise function of one array; by default spelled with its own name in NumPy,
+    torch, ``tf.math`` and as a method."""
+    return prim(name, "(x)", UNARY, SAME_SHAPE, nondiff=nondiff, linear=linear,
+                np=np if np is not None else name,
+                math=math, torch=torch if torch is not None else name,
+                tf=tf if tf is not None else f"math.{name} {name}",
+                method=method if method is not None else name, **more)
+
+
+def _binary(name: str, *, nondiff: str = "", np: Any = None, torch: Any = None,
+            tf: Any = None, linear: tuple[int, ...] = (), **more: Any) -> Primitive:
+    """An elementwise function of ``x`` and ``y`` that broadcasts them."""
+    return prim(name, "(x, y)", BINARY, BROADCASTING, nondiff=nondiff, linear=linear,
+                np=np if np is not None else name,
+                torch=torch if torch is not None else name,
+                tf=tf if tf is not None else f"math.{name} {name}", **more)
+
+
+def _reduction(name: str, *, nondiff: str = "", np: Any = None, torch: Any = None,
+               tf: Any = None, method: Any = None, signature: str = _RED, **more: Any
+               ) -> Primitive:
+    return prim(name, signature, REDUCTION, nondiff=nondiff,
+                np=np if np is not None else name,
+                torch=torch if torch is not None else S(name, positional=_RED_ORDER),
+                tf=tf if tf is not None else S(f"math.reduce_{name} reduce_{name}",
+                                                positional=_RED_ORDER),
+                method=method if method is not None else name, **more)
+
+
+TABLE: list[Primitive] = [
+    # --- elementwise functions of one array -------------------------------------------------
+    _unary("abs", np="abs absolute", math="fabs", builtin="abs",
+           torch="abs absolute"),
+    _unary("sqrt", math="sqrt"),
+    _unary("square", math=None),
+    _unary("exp", math="exp"),
+    _unary("expm1", math="expm1"),
+    _unary("log", math="log"),
+    _unary("log1p", math="log1p"),
+    _unary("log2", math="log2", tf=""),
+    _unary("log10", math="log10", tf=""),
+    _unary("sin", math="sin"),
+    _unary("cos", math="cos"),
+    _unary("tan", math="tan"),
+    _unary("arcsin", np="arcsin asin", math="asin", torch="arcsin asin",
+           tf="math.asin asin", method="arcsin asin"),
+    _unary("arccos", np="arccos acos", math="acos", torch="arccos acos",
+           tf="math.acos acos", method="arccos acos"),
+    _unary("arctan", np="arctan atan", math="atan", torch="arctan atan",
+           tf="math.atan atan", method="arctan atan"),
+    _unary("sinh", math="sinh"),
+    _unary("cosh", math="cosh"),
+    _unary("tanh", math="tanh"),
+    _unary("arcsinh", np="arcsinh asinh", math="asinh", torch="arcsinh asinh",
+           tf="math.asinh asinh", method=""),
+    _unary("arccosh", np="arccosh acosh", math="acosh", torch="arccosh acosh",
+           tf="math.acosh acosh", method=""),
+    _unary("arctanh", np="arctanh atanh", math="atanh", torch="arctanh atanh",
+           tf="math.atanh atanh", method=""),
+    _unary("sigmoid", np="", torch=["sigmoid", S("nn.functional.sigmoid special.expit")],
+           tf="math.sigmoid sigmoid nn.sigmoid", scipy="special.expit",
+           jax="nn.sigmoid"),
+    _unary("softplus", np="", torch=S("nn.functional.softplus"),
+           tf="math.softplus softplus nn.softplus", jax="nn.softplus", method=""),
+    _unary("relu", np="", torch=["relu", S("nn.functional.relu")], tf="nn.relu",
+           jax="nn.relu"),
+    _unary("erf", np="", math="erf", torch="erf special.erf", tf="math.erf erf",
+           scipy="special.erf", method=""),
+    _unary("negative", torch="neg negative", method="", linear=(0,)),
+    _unary("reciprocal", method=""),
+    _unary("sign", nondiff=STEPS),
+    _unary("floor", nondiff=STEPS, math="floor"),
+    _unary("ceil", nondiff=STEPS, math="ceil"),
+    _unary("round", nondiff=STEPS),
+    _unary("isnan", nondiff=BOOLEAN, tf="math.is_nan is_nan", method=""),
+    _unary("isinf", nondiff=BOOLEAN, tf="math.is_inf is_inf", method=""),
+    _unary("isfinite", nondiff=BOOLEAN, tf="math.is_finite is_finite", method=""),
+    _unary("logical_not", nondiff=BOOLEAN, method=""),
+
+    # --- elementwise functions of two arrays ------------------------------------------------
+    _binary("add"),
+    _binary("subtract", torch="sub subtract"),
+    _binary("multiply", torch="mul multiply", tf="math.multiply multiply", linear=(0, 1)),
+    _binary("divide", np="divide true_divide", torch="div divide true_divide",
+            tf="math.divide divide math.truediv truediv"),
+    _binary("power", np="power pow", math="pow", builtin="pow", torch="pow",
+            tf="math.pow pow", method="pow"),
+    _binary("maximum", builtin=S("max", arity=2)),
+    _binary("minimum", builtin=S("min", arity=2)),
+    _binary("arctan2", np="arctan2 atan2", math="atan2", torch="arctan2 atan2",
+            tf="math.atan2 atan2"),
+    _binary("mod", np="mod remainder", torch="remainder", tf="math.floormod floormod"),
+    _binary("floor_divide", nondiff=STEPS, torch="floor_divide", tf="math.floordiv floordiv"),
+    _binary("equal", nondiff=BOOLEAN, torch="eq"),
+    _binary("not_equal", nondiff=BOOLEAN, torch="ne"),
+    _binary("less", nondiff=BOOLEAN, torch="lt less"),
+    _binary("less_equal", nondiff=BOOLEAN, torch="le less_equal"),
+    _binary("greater", nondiff=BOOLEAN, torch="gt greater"),
+    _binary("greater_equal", nondiff=BOOLEAN, torch="ge greater_equal"),
+    _binary("logical_and", nondiff=BOOLEAN),
+    _binary("logical_or", nondiff=BOOLEAN),
+    prim("matmul", "(x, y)", linear=(0, 1), np="matmul",
+         torch=["matmul mm bmm mv", S("linalg.matmul")],
+         tf=S("matmul linalg.matmul", transforms={
+             "transpose_a": ("x", "swapaxes", (-1, -2)),
+             "transpose_b": ("y", "swapaxes", (-1, -2)),
+             "adjoint_a": ("x", "swapaxes", (-1, -2)),
+             "adjoint_b": ("y", "swapaxes", (-1, -2))}),
+         method="matmul"),
+    prim("dot", "(x, y)", linear=(0, 1), np="dot", torch="dot", method="dot"),
+    prim("outer", "(x, y)", linear=(0, 1), np="outer", torch="outer ger"),
+
+    # --- reductions -------------------------------------------------------------------------
+    _reduction("sum", linear=(0,)),
+    _reduction("mean", linear=(0,)),
+    _reduction("prod"),
+    prim("prod_others", "(x, axis=None)", HELPER),
+    prim("prod_others_jvp", "(x, x_dot, axis=None)", HELPER, TENSOR_ONLY, arrays=("x", "x_dot")),
+    _reduction("max", np="max amax",
+               torch=[S("max", positional=_RED_ORDER, with_indices="argmax"),
+                      S("amax", positional=_RED_ORDER)],
+               method=["max", S("amax")],
+               torch_method=S("max", positional=_RED_ORDER, with_indices="argmax")),
+    _reduction("min", np="min amin",
+               torch=[S("min", positional=_RED_ORDER, with_indices="argmin"),
+                      S("amin", positional=_RED_ORDER)],
+               method=["min", S("amin")],
+               torch_method=S("min", positional=_RED_ORDER, with_indices="argmin")),
+    _reduction("all", nondiff=BOOLEAN),
+    _reduction("any", nondiff=BOOLEAN),
+    _reduction("logsumexp", np="", torch=S("logsumexp", positional=_RED_ORDER),
+               scipy="special.logsumexp", jax="nn.logsumexp"),
+    _reduction("logsumexp_shift", nondiff=SHIFT, np="", torch="", tf="", method=""),
+    _reduction("var", signature="(x, axis=None, *, keepdims=False, ddof=0)",
+               torch=S("var", **_TORCH_VAR), tf=S("math.reduce_variance reduce_variance",
+                                                  positional=_RED_ORDER),
+               torch_method=S("var", **_TORCH_VAR)),
+    _reduction("std", signature="(x, axis=None, *, keepdims=False, ddof=0)",
+               torch=S("std", **_TORCH_VAR), tf=S("math.reduce_std reduce_std",
+                                                  positional=_RED_ORDER),
+               torch_method=S("std", **_TORCH_VAR)),
+    _reduction("argmax", nondiff=INTEGER, tf="math.argmax argmax"),
+    _reduction("argmin", nondiff=INTEGER, tf="math.argmin argmin"),
+    prim("norm", "(x, ord=None, axis=None, *, keepdims=False)", REDUCTION,
+         torch=[S("norm", rename={"p": "ord"}), S("linalg.vector_norm", defaults={"ord": 2})],
+         tf=S("norm linalg.norm", rename={"tensor": "x"},
+              literals={"ord": ("ord", {"euclidean": None, 1: 1, 2: 2, "fro": None})}),
+         method=S("norm", rename={"p": "ord"})),
+    prim("linalg_norm", "(x, ord=None, axis=None, *, keepdims=False)", REDUCTION,
+         np="linalg.norm", torch="linalg.norm"),
+    prim("cumsum", "(x, axis=None)", np="cumsum", torch="cumsum", tf="math.cumsum cumsum",
+         method="cumsum", linear=(0,)),
+
+    # --- choosing and clipping --------------------------------------------------------------
+    prim("where", "(condition, x, y)", BROADCASTING, no_gradient=("condition",), np="where",
+         torch="where", tf="where"),
+    prim("clip", "(x, a_min, a_max)", BROADCASTING,
+         np=S("clip", rename={"min": "a_min", "max": "a_max"}),
+         torch=S("clamp clip", rename={"min": "a_min", "max": "a_max"}),
+         tf=S("clip_by_value", rename={"t": "x", "clip_value_min": "a_min",
+                                       "clip_value_max": "a_max"}),
+         method=S("clip clamp", rename={"min": "a_min", "max": "a_max"})),
+
+    # --- shapes -----------------------------------------------------------------------------
+    prim("reshape", "(x, shape)", VIEW, linear=(0,), np="reshape", torch="reshape",
+         tf="reshape", method=S("reshape", varargs="shape"),
+         torch_method=S("view", varargs="shape")),
+    prim("flatten", "(x, start=0, end=-1)", VIEW, linear=(0,), np="ravel",
+         torch=S("flatten", rename={"start_dim": "start", "end_dim": "end"}),
+         method=["flatten", "ravel"]),
+    prim("expand_dims", "(x, axis)", VIEW, linear=(0,), np="expand_dims",
+         torch="unsqueeze", tf="expand_dims", torch_method="unsqueeze"),
+    prim("squeeze", "(x, axis=None)", VIEW, linear=(0,), np="squeeze", torch="squeeze",
+         tf="squeeze", method="squeeze"),
+    prim("transpose", "(x, axes=None)", VIEW, linear=(0,), np="transpose",
+         torch=[S("permute", rename={"dims": "axes"}), S("t")], tf="transpose",
+         method=S("transpose", varargs="axes"),
+         torch_method=[S("permute", rename={"dims": "axes"}, varargs="axes"), S("t")],
+         attr="T"),
+    prim("swapaxes", "(x, axis1, axis2)", VIEW, linear=(0,), np="swapaxes",
+         torch=["swapaxes", S("transpose", rename={"dim0": "axis1", "dim1": "axis2"})],
+         method="swapaxes",
+         torch_method=S("transpose", rename={"dim0": "axis1", "dim1": "axis2"}),
+         attr=S("mT", defaults={"axis1": -2, "axis2": -1})),
+    prim("moveaxis", "(x, source, destination)", VIEW, linear=(0,), np="moveaxis",
+         torch="moveaxis"),
+    prim("atleast_1d", "(x)", VIEW, np="atleast_1d"),
+    prim("atleast_2d", "(x)", VIEW, np="atleast_2d"),
+    prim("atleast_3d", "(x)", VIEW, np="atleast_3d"),
+    prim("concatenate", "(xs, axis=0)", np="concatenate concat", torch="cat concat",
+         tf="concat"),
+    prim("stack", "(xs, axis=0)", np="stack", torch="stack", tf="stack"),
+    prim("unstack", "(x, axis=0)", linear=(0,), torch="unbind", tf="unstack"),
+    prim("split", "(x, indices_or_sections, axis=0)", linear=(0,), np="split",
+         torch=["tensor_split", S("chunk", rename={"chunks": "indices_or_sections"})]),
+    prim("broadcast_to", "(x, shape)", linear=(0,), np="broadcast_to", torch="broadcast_to",
+         tf="broadcast_to"),
+    prim("tile", "(x, reps)", linear=(0,), np="tile", torch=S("tile", rename={"dims": "reps"}),
+         tf=S("tile", rename={"multiples": "reps"}), torch_method=S("repeat", varargs="reps")),
+    prim("flip", "(x, axis=None)", linear=(0,), np="flip",
+         torch=S("flip", rename={"dims": "axis"})),
+    prim("pad", "(x, pad_width, mode='constant', constant_values=0)", TENSOR_ONLY),
+    prim("take", "(x, indices, axis=None)", TENSOR_ONLY),
+    prim("take_along_axis", "(x, indices, axis)", TENSOR_ONLY),
+    prim("getitem", "(x, index)", VIEW),
+    prim("index_update", "(x, index, values)"),
+    prim("index_add", "(x, index, values)"),
+    prim("sort", "(x, axis=-1)", TENSOR_ONLY),
+    prim("argsort", "(x, axis=-1)", nondiff=INTEGER, np="argsort"),
+    prim("topk", "(x, k, sorted=True)", TENSOR_ONLY),
+    prim("meshgrid", "(*xs, indexing='xy')", TENSOR_ONLY),
+
+    # --- linear algebra ---------------------------------------------------------------------
+    prim("inv", "(x)", np="linalg.inv", torch="linalg.inv inverse", tf="linalg.inv"),
+    prim("det", "(x)", np="linalg.det", torch="linalg.det det", tf="linalg.det"),
+    prim("slogdet", "(x)", TENSOR_ONLY),
+    prim("solve", "(a, b)", np="linalg.solve", torch=S("linalg.solve",
+                                                       rename={"A": "a", "B": "b"})),
+    prim("einsum", "(subscripts, *operands)", TENSOR_ONLY),
+
+    # --- creation (on the namespace's device) -----------------------------------------------
+    prim("zeros", "(shape, dtype=None)", CREATION, nondiff=CONSTANT, np="zeros",
+         torch="zeros", tf="zeros"),
+    prim("ones", "(shape, dtype=None)", CREATION, nondiff=CONSTANT, np="ones", torch="ones",
+         tf="ones"),
+    prim("full", "(shape, fill_value, dtype=None)", CREATION, np="full", torch="full",
+         tf=S("fill", rename={"dims": "shape", "value": "fill_value"})),
+    prim("zeros_like", "(x, dtype=None)", nondiff=SHAPE_ONLY, np="zeros_like",
+         torch="zeros_like", tf="zeros_like"),
+    prim("ones_like", "(x, dtype=None)", nondiff=SHAPE_ONLY, np="ones_like",
+         torch="ones_like", tf="ones_like"),
+    prim("full_like", "(x, fill_value, dtype=None)", no_gradient=("x",), np="full_like",
+         torch="full_like"),
+    prim("arange", "(start, stop=None, step=1, dtype=None)", CREATION, nondiff=CONSTANT,
+         np="arange", torch="arange", tf="range"),
+    prim("linspace", "(start, stop, num=50, dtype=None)", CREATION, nondiff=CONSTANT,
+         np="linspace", torch="linspace"),
+    prim("eye", "(n, m=None, dtype=None)", CREATION, nondiff=CONSTANT, np="eye", torch="eye",
+         tf="eye"),
+    # np.array of an array is a copy, of a list a stack (codegen/normalize.py): only literal
+    # values are left to make an array from, but the rules cover a value all the same
+    prim("array", "(values, dtype=None)", CREATION, np="array asarray asanyarray",
+         torch=S("tensor as_tensor", rename={"data": "values"}),
+         tf=S("constant convert_to_tensor", rename={"value": "values"})),
+    prim("one_hot", "(indices, num_classes, dtype=None)", CREATION,
+         nondiff="its values are 0 and 1, placed by integer indices",
+         torch=S("nn.functional.one_hot"), tf="one_hot", jax="nn.one_hot"),
+    prim("uniform", "(shape, low=0.0, high=1.0, *, seed=0, dtype=None)", CREATION,
+         TENSOR_ONLY, nondiff=RANDOM),
+    prim("normal", "(shape, mean=0.0, std=1.0, *, seed=0, dtype=None)", CREATION,
+         TENSOR_ONLY, nondiff=RANDOM),
+
+    # --- neural-network helpers -------------------------------------------------------------
+    prim("softmax", "(x, axis=-1)", torch=["softmax", S("nn.functional.softmax")],
+         tf="math.softmax softmax nn.softmax", scipy=S("special.softmax",
+                                                       defaults={"axis": None}),
+         jax="nn.softmax", method="softmax"),
+    prim("log_softmax", "(x, axis=-1)", torch=["log_softmax", S("nn.functional.log_softmax")],
+         tf="math.log_softmax log_softmax nn.log_softmax", jax="nn.log_softmax",
+         method="log_softmax"),
+    prim("crossentropy", "(logits, labels)", TENSOR_ONLY),
+    prim("kl_div_with_logits", "(logits_p, logits_q, axis=-1)", TENSOR_ONLY),
+
+    # --- inspection and conversion ----------------------------------------------------------
+    prim("shape", "(x)", INSPECTION, nondiff=SHAPE_ONLY, np="shape", attr="shape"),
+    prim("size", "(x)", INSPECTION, nondiff=SHAPE_ONLY, np="size", attr="size",
+         torch_method="numel"),
+    prim("ndim", "(x)", INSPECTION, nondiff=SHAPE_ONLY, np="ndim", attr="ndim",
+         torch_method="dim"),
+    prim("dtype", "(x)", INSPECTION, nondiff=SHAPE_ONLY, attr="dtype"),
+    prim("astype", "(x, dtype)", SAME_SHAPE, linear=(0,), method="astype",
+         torch_method=[S("double", defaults={"dtype": "float64"}),
+                       S("float", defaults={"dtype": "float32"})]),
+    prim("to_numpy", "(x)", INSPECTION, TENSOR_ONLY, nondiff=STOPPED),
+    prim("item", "(x)", INSPECTION, TENSOR_ONLY, nondiff=STOPPED),
+    prim("copy", "(x)", SAME_SHAPE, CODEGEN, np="copy", builtin="float",
+         torch="clone", tf="identity", method=["copy", "clone", "item"], attr="real"),
+    prim("stop_gradient", "(x)", SAME_SHAPE, nondiff=STOPPED,
+         gradlab="stop_gradient api.stop_gradient",
+         torch="detach", tf="stop_gradient", jax="lax.stop_gradient", method="detach"),
+
+    # --- lists (values the generated code handles as Python lists) --------------------------
+    prim("sum_list", "(xs)", CODEGEN, builtin="sum"),
+    prim("list_getitem", "(x, index)", CODEGEN),
+    prim("divmod", "(x, y)", EXPANDED, CODEGEN, builtin="divmod"),
+
+    # --- helpers that only gradient code calls ----------------------------------------------
+    prim("sum_to", "(x, shape)", linear=(0,)),
+    prim("unbroadcast", "(x, like)", linear=(0,)),
+    prim("broadcast_like", "(g, x)", HELPER),
+    prim("matmul_grad_x", "(dz, x, y)", HELPER, linear=(0, 2)),
+    prim("matmul_grad_y", "(dz, x, y)", HELPER, linear=(0, 1)),
+    prim("inverse_axes", "(axes)", HELPER, nondiff=BOOKKEEPING),
+    prim("untile", "(g, x, reps)", HELPER, linear=(0,)),
+    prim("unconcatenate", "(g, xs, axis=0)", HELPER, linear=(0,)),
+    prim("zeros_like_list", "(xs)", HELPER, nondiff=BOOKKEEPING),
+    prim("add_lists", "(a, b)", HELPER),
+]
+
+#: The table by name.
+PRIMITIVES: dict[str, Primitive] = {p.name: p for p in TABLE}
+
+#: Calls that are kept as written, never routed through the tensor layer, because their
+#: result carries no gradient whatever their arguments: each with its reason. Any other call
+#: that a value carrying a gradient reaches is refused unless the table has it.
+STATIC_CALLS: dict[str, str] = {
+    **{f"builtins.{n}": INTEGER for n in ("len", "int", "round", "id", "hash", "ord")},
+    **{f"builtins.{n}": BOOLEAN for n in ("bool", "isinstance", "callable", "hasattr", "any",
+                                          "all")},
+    **{f"builtins.{n}": "its result is text" for n in ("str", "repr", "format", "chr")},
+    "builtins.print": "it prints its arguments and returns None",
+    "builtins.type": "its result is a type",
+    **{f"builtins.{n}": "it makes the indices or items a loop runs over"
+       for n in ("range", "enumerate", "zip", "reversed")},
+    **{f"math.{n}": INTEGER for n in ("floor", "ceil", "trunc", "factorial", "comb", "perm",
+                                      "gcd", "lcm", "isqrt")},
+    **{f"math.{n}": BOOLEAN for n in ("isnan", "isinf", "isfinite", "isclose")},
 }
 
-#: Primitives whose result carries no gradient: integer-valued, boolean, or inspection.
-NONDIFFERENTIABLE = frozenset("""sign floor ceil round isnan isinf isfinite logical_not equal
-not_equal less less_equal greater greater_equal logical_and logical_or floor_divide all any argmax
-argmin argsort shape size ndim dtype zeros ones full zeros_like ones_like full_like arange
-linspace eye one_hot uniform normal stop_gradient to_numpy""".split())
+
+# --- views derived from the table (read these, never write a name set by hand) ------------------
+def names_with(kind: str) -> frozenset[str]:
+    return frozenset(p.name for p in TABLE if kind in p.kinds)
+
+
+#: name -> canonical signature text of the tensor layer's primitives (the conformance tests
+#: walk it; every backend defines each).
+SIGNATURES: dict[str, str] = {p.name: p.signature for p in TABLE
+                              if not p.kinds & {HELPER, CODEGEN}}
+#: The gradient-code helpers' signatures.
+HELPER_SIGNATURES: dict[str, str] = {p.name: p.signature for p in TABLE if HELPER in p.kinds}
+#: Primitives through which no gradient flows by nature, with the reason.
+NONDIFFERENTIABLE: dict[str, str] = {p.name: p.nondifferentiable for p in TABLE
+                                     if p.nondifferentiable}
+UNARY_NAMES = [p.name for p in TABLE if UNARY in p.kinds]
+BINARY_NAMES = [p.name for p in TABLE if BINARY in p.kinds]
+REDUCTION_NAMES = [p.name for p in TABLE if REDUCTION in p.kinds]
+
+
+def signature(name: str) -> Any:
+    """The canonical signature of a primitive, as an :class:`inspect.Signature`."""
+    return parse_signature(PRIMITIVES[name].signature)

@@ -373,6 +373,28 @@ for _ord in (None, 1, 2, INF, 0, 3, 0.5):
     for _axis, _keep in ((None, False), (-1, False), ((0, 1), True), (0, True)):
         case("norm", _NORM_X, _ord, _axis, kw={"keepdims": _keep}, ref=_norm_ref,
              id=f"ord={_ord},axis={_axis},keepdims={_keep}", traced=_ord == 2 and _axis == -1)
+def _linalg_norm_ref(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
+    return np.asarray(np.linalg.norm(x, ord, axis, keepdims)).astype(x.dtype)
+
+
+# np.linalg.norm: vector norms of a vector or along one axis, Frobenius for a matrix
+for _x, _ord, _axis in ((F(5), None, None), (F(5), 1, None), (F(5), 3, None),
+                        (_NORM_X, None, None), (_NORM_X, "fro", None), (_NORM_X, 2, 1),
+                        (_NORM_X, None, (0, 1)), (F(2, 3, 4), 1, -1)):
+    case("linalg_norm", _x, _ord, _axis, ref=_linalg_norm_ref,
+         id=f"ord={_ord},axis={_axis}", traced=_ord == 2)
+
+
+def _check_matrix_norm_refused(fn: Any, fw: str, dt: Any) -> None:
+    from gradlab.errors import GradlabError
+    with pytest.raises(GradlabError, match="matrix norm"):
+        fn(to_framework(np.ones((3, 4), dtype=dt), fw), 2)
+
+
+case("linalg_norm", check=_check_matrix_norm_refused, id="ord=2 of a matrix is refused")
+for _x in (F(3), F(2, 3), F(2, 3, 4), FV(1.5)):
+    for _n in (1, 2, 3):
+        case(f"atleast_{_n}d", _x, id=f"{_x.fn(np.float64).value.shape}")
 for _axis in (None, 0, -1):
     case("cumsum", F(2, 3, 4), _axis, id=f"axis={_axis}", traced=_axis == -1)
 case("where", B(3, 4), F(3, 4), F(3, 4, seed=1), id="3x4", traced=True)

@@ -25,6 +25,9 @@ from typing import Any, Callable
 import gast
 
 from ...errors import GradlabError
+from ...tensor.primitive import BROADCASTING
+from ...tensor.spec import NONDIFFERENTIABLE as BY_NATURE
+from ...tensor.spec import PRIMITIVES, TABLE
 from .. import trees
 
 
@@ -46,7 +49,9 @@ class Rule:
 
 ADJOINTS: dict[str, Rule] = {}
 TANGENTS: dict[str, Rule] = {}
-NONDIFFERENTIABLE: set[str] = set()
+#: Primitives through which no gradient flows: the table's (each with its reason) and the
+#: user's own functions marked with ``gradlab.nondifferentiable``.
+NONDIFFERENTIABLE: set[str] = set(BY_NATURE)
 _custom: dict[int, str] = {}        # id(user function) -> primitive name
 _custom_functions: dict[str, Any] = {}
 
@@ -109,16 +114,6 @@ def adjoint(prim: str) -> Callable[[Callable[..., Any]], Any]:
 def tangent(prim: str) -> Callable[[Callable[..., Any]], Any]:
     """Register the forward-mode template of built-in primitive ``prim``."""
     return _register(TANGENTS, "tangent", prim)
-
-
-def nondifferentiable(*prims: str) -> None:
-    NONDIFFERENTIABLE.update(prims)
-
-
-# Values that carry no gradient whatever their inputs (gradient code's bookkeeping included);
-# logsumexp_shift only ever appears as a shift that cancels exactly (see codegen/expand.py).
-NONDIFFERENTIABLE.update({"stop_gradient", "inverse_axes", "zeros_like_list",
-                          "logsumexp_shift"})
 
 
 # --- user-defined primitives (gradlab.adjoint / gradlab.tangent_rule) --------------------------
@@ -200,10 +195,10 @@ class Instance:
     steps: list[Any]            # gast.Assign for temporaries, Contribution for gradients
 
 
-#: Binary elementwise primitives: when every other operand is a literal number, an argument's
-#: gradient needs no ``unbroadcast`` (a scalar literal cannot have broadcast it).
-ELEMENTWISE = {"add", "subtract", "multiply", "divide", "power", "maximum", "minimum",
-               "arctan2", "where", "clip"}
+#: Elementwise primitives that broadcast their operands: when every other operand is a
+#: literal number, an argument's gradient needs no ``unbroadcast`` (a scalar literal cannot
+#: have broadcast it).
+ELEMENTWISE = {p.name for p in TABLE if BROADCASTING in p.kinds and p.differentiable}
 
 
 class StaticUnknown(Exception):
@@ -235,7 +230,8 @@ class _ShapeSimplifier(gast.NodeTransformer):
 
 def instantiate(rule: Rule, bindings: dict[str, Any], adjoint_of: Callable[[str], str],
                 fresh: Callable[[str], str], active: Callable[[Any], bool],
-                shape_of: Callable[[gast.expr], Any] | None = None) -> Instance:
+                shape_of: Callable[[gast.expr], Any] | None = None, label: str = ""
+                ) -> Instance:
     """Fill ``rule`` with the user's names.
 
     ``bindings`` maps each template parameter to a gast expression (a Name, a Constant or an
@@ -244,6 +240,9 @@ def instantiate(rule: Rule, bindings: dict[str, Any], adjoint_of: Callable[[str]
     to inactive arguments are dropped. ``fresh(hint)`` names temporaries. ``shape_of(expr)``
     gives a shape class (see :func:`analyze.shape_classes`): ``unbroadcast`` to an argument of
     the result's class and ``broadcast_like`` to a scalar are dropped.
+
+    A gradient that the rule gives no line for, for an argument that carries one, would be
+    a silent zero: that raises :class:`RuleGap` (``label`` names the call in the message).
     """
     params = rule.params
     result = params[0]
@@ -251,8 +250,11 @@ def instantiate(rule: Rule, bindings: dict[str, Any], adjoint_of: Callable[[str]
     literal = {p: v for p, v in values.items() if isinstance(v, gast.Constant)}
     literal.update({p: _const(_num(v)) for p, v in values.items()
                     if not isinstance(v, gast.Constant) and _num(v) is not None})
+    # an argument that carries a gradient is a value, so ``a_min is None`` is settled
+    not_none = {p for p, v in values.items() if p != result and active(v)}
     temps: dict[str, str] = {}
     steps: list[Any] = []
+    covered: set[str] = set()
 
     result_class = shape_of(values[result]) if shape_of is not None else None
 
@@ -271,15 +273,16 @@ def instantiate(rule: Rule, bindings: dict[str, Any], adjoint_of: Callable[[str]
                 continue
             if isinstance(stmt, gast.If):
                 try:
-                    taken = _static_truth(stmt.test, literal, params)
+                    taken = _static_truth(stmt.test, literal, params, not_none)
                 except StaticUnknown:
                     taken = None
                 if taken is not None:
                     run(stmt.body if taken else stmt.orelse)
                     continue
-                raise GradlabError(
-                    f"rule {rule.prim!r}: its condition `{_unparse(stmt.test)}` depends on an "
-                    f"argument that is not a literal here; pass it as a constant")
+                raise RuleGap(
+                    f"gradlab's rule for {label or rule.prim} depends on "
+                    f"`{_unparse(stmt.test)}`, which is not a literal in this call: write "
+                    f"those arguments as literals")
             if not isinstance(stmt, gast.Assign) or len(stmt.targets) != 1 or not isinstance(
                     stmt.targets[0], gast.Name):
                 raise GradlabError(f"rule {rule.prim!r}: only simple assignments and ifs on "
@@ -288,6 +291,7 @@ def instantiate(rule: Rule, bindings: dict[str, Any], adjoint_of: Callable[[str]
             param = _param_of(target, params, rule.kind)
             if param is not None:
                 actual = values[param]
+                covered.add(param)
                 if not active(actual):
                     continue
                 expr = stmt.value
@@ -301,7 +305,33 @@ def instantiate(rule: Rule, bindings: dict[str, Any], adjoint_of: Callable[[str]
                                          value=_fold(substitute(stmt.value)), type_comment=None))
 
     run(rule.body)
+    _require_coverage(rule, values, active, covered, label)
     return Instance(steps)
+
+
+class RuleGap(GradlabError):
+    """A rule that gives no gradient for an argument that carries one, for this call's
+    options (``np.linalg.norm(x, 3)``): refused instead of a silent zero."""
+
+
+def _require_coverage(rule: Rule, values: dict[str, Any], active: Callable[[Any], bool],
+                      covered: set[str], label: str) -> None:
+    record = PRIMITIVES.get(rule.prim)
+    carrying = [p for p in rule.params[1:]
+                if (record is None or p in record.gradient_params) and active(values[p])]
+    if rule.kind == "adjoint":
+        missing = [p for p in carrying if p not in covered]
+    else:
+        missing = carrying if carrying and rule.params[0] not in covered else []
+    if not missing:
+        return
+    options = ", ".join(f"{p}={_unparse(v)}" for p, v in values.items()
+                        if p not in rule.params[:1] and isinstance(v, gast.Constant))
+    what = label or rule.prim
+    mode = "reverse" if rule.kind == "adjoint" else "forward"
+    raise RuleGap(f"gradlab's {mode}-mode rule for {what} gives no gradient for "
+                  f"{', '.join(missing)} {'with ' + options if options else 'here'}: "
+                  f"this case is not supported")
 
 
 def _param_of(target: str, params: list[str], kind: str) -> str | None:
@@ -332,16 +362,23 @@ def _unparse(node: gast.AST) -> str:
     return ast.unparse(gast.gast_to_ast(node))
 
 
-def _static_truth(test: gast.expr, literal: dict[str, gast.Constant], params: list[str]) -> bool:
+def _static_truth(test: gast.expr, literal: dict[str, gast.Constant], params: list[str],
+                  not_none: set[str] = frozenset()) -> bool:  # type: ignore[assignment]
     """Evaluate a template condition over literal arguments, or raise StaticUnknown.
     ``or``/``and`` are decided by one literal operand when it settles them (``axis is None or
     keepdims`` with no axis, whatever ``keepdims`` is)."""
+    if (isinstance(test, gast.Compare) and isinstance(test.left, gast.Name)
+            and test.left.id in not_none and len(test.ops) == 1
+            and isinstance(test.ops[0], (gast.Is, gast.IsNot))
+            and isinstance(test.comparators[0], gast.Constant)
+            and test.comparators[0].value is None):
+        return isinstance(test.ops[0], gast.IsNot)
     if isinstance(test, gast.BoolOp):
         settles = isinstance(test.op, gast.Or)
         unknown = False
         for operand in test.values:
             try:
-                if _static_truth(operand, literal, params) == settles:
+                if _static_truth(operand, literal, params, not_none) == settles:
                     return settles
             except StaticUnknown:
                 unknown = True
@@ -406,14 +443,7 @@ def _num(node: gast.AST) -> Any:
 import math as _m
 
 #: Functions linear in the arguments at these positions: a zero there makes the result zero.
-LINEAR: dict[str, tuple[int, ...]] = {
-    **{n: (0,) for n in ("sum", "mean", "reshape", "flatten", "expand_dims", "squeeze",
-                         "transpose", "swapaxes", "moveaxis", "broadcast_to", "tile", "flip",
-                         "cumsum", "unbroadcast", "untile", "negative",
-                         "astype", "sum_to", "unstack", "split", "unconcatenate")},
-    "matmul": (0, 1), "dot": (0, 1), "outer": (0, 1), "matmul_grad_x": (0, 2),
-    "matmul_grad_y": (0, 1), "multiply": (0, 1),
-}
+LINEAR: dict[str, tuple[int, ...]] = {p.name: p.linear for p in TABLE if p.linear}
 
 _MATH: dict[str, Callable[[Any], Any]] = {"log": _m.log, "exp": _m.exp, "sqrt": _m.sqrt, "sin": _m.sin, "cos": _m.cos,
          "tan": _m.tan, "tanh": _m.tanh, "log1p": _m.log1p, "expm1": _m.expm1,

@@ -224,11 +224,15 @@ def where(z, condition, x, y):
 @tangent("clip")
 def clip(y, x, a_min, a_max):
     if a_min is None:
-        y_dot = x_dot * gl.astype(x <= a_max, gl.dtype(y))
+        y_dot = x_dot * gl.astype(x <= a_max, gl.dtype(y)) + (
+            a_max_dot * gl.astype(x > a_max, gl.dtype(y)))
     elif a_max is None:
-        y_dot = x_dot * gl.astype(x >= a_min, gl.dtype(y))
+        y_dot = x_dot * gl.astype(x >= a_min, gl.dtype(y)) + (
+            a_min_dot * gl.astype(x < a_min, gl.dtype(y)))
     else:
-        y_dot = x_dot * gl.astype(gl.logical_and(x >= a_min, x <= a_max), gl.dtype(y))
+        y_dot = x_dot * gl.astype(gl.logical_and(x >= a_min, x <= a_max), gl.dtype(y)) + (
+            a_min_dot * gl.astype(x < a_min, gl.dtype(y))) + (
+            a_max_dot * gl.astype(x > a_max, gl.dtype(y)))
 
 
 @tangent("stop_gradient")
@@ -249,7 +253,7 @@ def mean(y, x, axis=None, keepdims=False):
 
 @tangent("prod")
 def prod(y, x, axis=None, keepdims=False):
-    y_dot = gl.sum(x_dot / x, axis=axis, keepdims=keepdims) * y
+    y_dot = gl.sum(gl.prod_others(x, axis=axis) * x_dot, axis=axis, keepdims=keepdims)
 
 
 @tangent("max")
@@ -293,11 +297,17 @@ def std(y, x, axis=None, keepdims=False, ddof=0):
 
 
 @tangent("norm")
+@tangent("linalg_norm")
 def norm(y, x, ord=None, axis=None, keepdims=False):
     if ord == 1:
         y_dot = gl.sum(gl.sign(x) * x_dot, axis=axis, keepdims=keepdims)
-    elif ord is None or ord == 2:
+    elif ord is None or ord == 2 or ord == "fro":
         y_dot = gl.sum(x * x_dot, axis=axis, keepdims=keepdims) / y
+    elif ord == 0:
+        y_dot = gl.zeros_like(y)
+    else:
+        y_dot = gl.sum(gl.sign(x) * gl.abs(x) ** (ord - 1) * x_dot, axis=axis,
+                       keepdims=keepdims) / y ** (ord - 1)
 
 
 @tangent("cumsum")
@@ -366,6 +376,13 @@ def flip(y, x, axis=None):
     y_dot = gl.flip(x_dot, axis)
 
 
+@tangent("atleast_1d")
+@tangent("atleast_2d")
+@tangent("atleast_3d")
+def atleast_nd(y, x):
+    y_dot = gl.reshape(x_dot, gl.shape(y))
+
+
 @tangent("getitem")
 def getitem(y, x, index):
     y_dot = gl.getitem(x_dot, index)
@@ -420,6 +437,31 @@ def inv(y, x):
 @tangent("det")
 def det(y, x):
     y_dot = y * gl.sum(gl.swapaxes(gl.inv(x), -1, -2) * x_dot, axis=(-2, -1))
+
+
+@tangent("array")
+def array(y, values, dtype=None):
+    y_dot = values_dot
+
+
+@tangent("full")
+def full(y, shape, fill_value, dtype=None):
+    y_dot = gl.broadcast_like(fill_value_dot, y)
+
+
+@tangent("full_like")
+def full_like(y, x, fill_value, dtype=None):
+    y_dot = gl.broadcast_like(fill_value_dot, y)
+
+
+@tangent("mod")
+def mod(z, x, y):
+    z_dot = x_dot - gl.floor_divide(x, y) * y_dot
+
+
+@tangent("prod_others")
+def prod_others(y, x, axis=None):
+    y_dot = gl.prod_others_jvp(x, x_dot, axis=axis)
 
 
 @tangent("solve")

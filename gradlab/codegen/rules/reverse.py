@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import adjoint, nondifferentiable
+from . import adjoint
 
 gl: Any = None  # the namespace in generated code; templates are never executed
 
@@ -45,6 +45,12 @@ def divide(z, x, y):
 def power(z, x, y):
     dx = gl.unbroadcast(y * x ** (y - 1) * dz, x)
     dy = gl.unbroadcast(dz * z * gl.log(x), y)
+
+
+@adjoint("mod")
+def mod(z, x, y):
+    dx = gl.unbroadcast(dz, x)
+    dy = gl.unbroadcast(-dz * gl.floor_divide(x, y), y)
 
 
 @adjoint("negative")
@@ -234,10 +240,14 @@ def where(z, condition, x, y):
 def clip(y, x, a_min, a_max):
     if a_min is None:
         dx = dy * gl.astype(x <= a_max, gl.dtype(y))
+        da_max = gl.unbroadcast(dy * gl.astype(x > a_max, gl.dtype(y)), a_max)
     elif a_max is None:
         dx = dy * gl.astype(x >= a_min, gl.dtype(y))
+        da_min = gl.unbroadcast(dy * gl.astype(x < a_min, gl.dtype(y)), a_min)
     else:
         dx = dy * gl.astype(gl.logical_and(x >= a_min, x <= a_max), gl.dtype(y))
+        da_min = gl.unbroadcast(dy * gl.astype(x < a_min, gl.dtype(y)), a_min)
+        da_max = gl.unbroadcast(dy * gl.astype(x > a_max, gl.dtype(y)), a_max)
 
 
 @adjoint("stop_gradient")
@@ -266,10 +276,12 @@ def mean(y, x, axis=None, keepdims=False):
 
 @adjoint("prod")
 def prod(y, x, axis=None, keepdims=False):
+    # prod_others: each entry's partner, the product of the other entries (y / x without
+    # dividing by a zero entry)
     if axis is None or keepdims:
-        dx = gl.broadcast_like(dy * y, x) / x
+        dx = gl.prod_others(x, axis=axis) * dy
     else:
-        dx = gl.broadcast_like(gl.expand_dims(dy * y, axis), x) / x
+        dx = gl.prod_others(x, axis=axis) * gl.expand_dims(dy, axis)
 
 
 @adjoint("max")
@@ -321,17 +333,25 @@ def std(y, x, axis=None, keepdims=False, ddof=0):
 
 
 @adjoint("norm")
+@adjoint("linalg_norm")
 def norm(y, x, ord=None, axis=None, keepdims=False):
     if ord == 1:
         if axis is None or keepdims:
             dx = gl.sign(x) * dy
         else:
             dx = gl.sign(x) * gl.expand_dims(dy, axis)
-    elif ord is None or ord == 2:
+    elif ord is None or ord == 2 or ord == "fro":
         if axis is None or keepdims:
             dx = x * (dy / y)
         else:
             dx = x * gl.expand_dims(dy / y, axis)
+    elif ord == 0:
+        dx = gl.zeros_like(x)    # a count of the nonzero entries: piecewise constant
+    else:
+        if axis is None or keepdims:
+            dx = gl.sign(x) * gl.abs(x) ** (ord - 1) * (dy / y ** (ord - 1))
+        else:
+            dx = gl.sign(x) * gl.abs(x) ** (ord - 1) * gl.expand_dims(dy / y ** (ord - 1), axis)
 
 
 @adjoint("cumsum")
@@ -406,6 +426,13 @@ def flip(y, x, axis=None):
     dx = gl.flip(dy, axis)
 
 
+@adjoint("atleast_1d")
+@adjoint("atleast_2d")
+@adjoint("atleast_3d")
+def atleast_nd(y, x):
+    dx = gl.reshape(dy, gl.shape(x))
+
+
 @adjoint("getitem")
 def getitem(y, x, index):
     dx = gl.index_add(gl.zeros_like(x), index, dy)
@@ -453,6 +480,22 @@ def astype(y, x, dtype):
     dx = gl.astype(dy, gl.dtype(x))
 
 
+# --- values made into arrays ---------------------------------------------------------------------
+@adjoint("array")
+def array(y, values, dtype=None):
+    dvalues = dy
+
+
+@adjoint("full")
+def full(y, shape, fill_value, dtype=None):
+    dfill_value = gl.unbroadcast(dy, fill_value)
+
+
+@adjoint("full_like")
+def full_like(y, x, fill_value, dtype=None):
+    dfill_value = gl.unbroadcast(dy, fill_value)
+
+
 # --- linear algebra -----------------------------------------------------------------------------
 @adjoint("inv")
 def inv(y, x):
@@ -466,13 +509,6 @@ def det(y, x):
 
 @adjoint("solve")
 def solve(z, a, b):
-    db = gl.solve(gl.swapaxes(a, -1, -2), dz)
-    da = -gl.matmul_grad_x(db, a, z)
-
-
-nondifferentiable(
-    "sign", "floor", "ceil", "round", "isnan", "isinf", "isfinite", "logical_not", "equal",
-    "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and", "logical_or",
-    "floor_divide", "mod", "all", "any", "argmax", "argmin", "argsort", "shape", "size", "ndim",
-    "dtype", "zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "arange",
-    "linspace", "eye", "one_hot", "uniform", "normal", "to_numpy", "array", "meshgrid")
+    dz_solved = gl.solve(gl.swapaxes(a, -1, -2), dz)
+    db = dz_solved
+    da = -gl.matmul_grad_x(dz_solved, a, z)

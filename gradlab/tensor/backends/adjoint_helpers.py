@@ -82,6 +82,35 @@ def install(ns: dict[str, Any]) -> None:
     def sum_to_shape(g: Any, target: Any) -> Any:
         return ns["sum_to"](g, target)
 
+    def prod_others(x: Any, axis: Any = None) -> Any:
+        """For each entry, the product of the other entries along ``axis`` (all of them for
+        None), shaped like ``x``: ``prod(x) / x`` without dividing by a zero entry. The one
+        zero of a slice gets the product of the rest; with two zeros, every entry gets 0."""
+        zero = ns["equal"](x, 0)
+        nonzero = ns["where"](zero, ns["ones_like"](x), x)
+        rest = ns["prod"](nonzero, axis=axis, keepdims=True)
+        zeros = sum_(astype(zero, dtype(x)), axis=axis, keepdims=True)
+        lone_zero = ns["logical_and"](zero, ns["equal"](zeros, 1))
+        return ns["where"](ns["equal"](zeros, 0), rest / nonzero,
+                           ns["where"](lone_zero, rest + zeros_like(x), zeros_like(x)))
+
+    def prod_others_jvp(x: Any, x_dot: Any, axis: Any = None) -> Any:
+        """The directional derivative of :func:`prod_others` (forward mode over the gradient
+        of ``prod``), exact at zero entries: each case of how many zeros a slice holds."""
+        zero = ns["equal"](x, 0)
+        nonzero = ns["where"](zero, ns["ones_like"](x), x)
+        rest = ns["prod"](nonzero, axis=axis, keepdims=True)
+        zeros = sum_(astype(zero, dtype(x)), axis=axis, keepdims=True)
+        ratio = ns["where"](zero, zeros_like(x), x_dot / nonzero)
+        ratios = sum_(ratio, axis=axis, keepdims=True)          # sum of x_dot / x, nonzero x
+        zero_dot = sum_(ns["where"](zero, x_dot, zeros_like(x)), axis=axis, keepdims=True)
+        none = rest / nonzero * (ratios - ratio)                 # no zero in the slice
+        one = ns["where"](zero, rest * ratios, zero_dot * rest / nonzero)
+        two = ns["where"](zero, (zero_dot - x_dot) * rest, zeros_like(x))
+        return ns["where"](ns["equal"](zeros, 0), none,
+                           ns["where"](ns["equal"](zeros, 1), one,
+                                       ns["where"](ns["equal"](zeros, 2), two, zeros_like(x))))
+
     def inverse_axes(axes: Any) -> tuple[int, ...]:
         axes = [int(a) for a in axes]
         inverse = [0] * len(axes)
@@ -141,6 +170,7 @@ def install(ns: dict[str, Any]) -> None:
     ns["zeros_like"] = zeros_like_any
     ns["index_add"] = index_add_any
     helpers = dict(broadcast_like=broadcast_like, matmul_grad_x=matmul_grad_x,
+                   prod_others=prod_others, prod_others_jvp=prod_others_jvp,
                    matmul_grad_y=matmul_grad_y, inverse_axes=inverse_axes, untile=untile,
                    unconcatenate=unconcatenate, zeros_like_list=zeros_like_list,
                    add_lists=add_lists)
@@ -157,6 +187,8 @@ SIGNATURES = {
     "matmul_grad_x": "(dz, x, y)",
     "matmul_grad_y": "(dz, x, y)",
     "inverse_axes": "(axes)",
+    "prod_others": "(x, axis=None)",
+    "prod_others_jvp": "(x, x_dot, axis=None)",
     "untile": "(g, x, reps)",
     "unconcatenate": "(g, xs, axis=0)",
     "zeros_like_list": "(xs)",

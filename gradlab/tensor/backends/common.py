@@ -131,6 +131,37 @@ def complete(ns: dict[str, Any]) -> None:
                         keepdims=keepdims)
         return sum_(abs_(x) ** ord, axis=axis, keepdims=keepdims) ** (1.0 / ord)
 
+    def linalg_norm(x: Any, ord: Any = None, axis: Any = None, *, keepdims: bool = False
+                    ) -> Any:
+        """``np.linalg.norm``: a vector norm, except that for a matrix (no axis, or two axes)
+        a numeric ``ord`` asks for a matrix norm (``ord=2``: the largest singular value),
+        which gradlab refuses rather than compute a vector norm under its name."""
+        matrix = (axis is None and len(tuple(shape_of(x))) == 2) or (
+            isinstance(axis, (tuple, list)) and len(axis) == 2)
+        if ord == "fro" or ord is None:
+            return norm(x, None, axis, keepdims=keepdims)
+        if matrix:
+            from ...errors import GradlabError
+            raise GradlabError(
+                f"np.linalg.norm(M, {ord!r}) of a matrix is a matrix norm, which gradlab does "
+                f"not differentiate: use np.linalg.norm(M) (Frobenius) or pass axis= for "
+                f"vector norms of its rows or columns")
+        return norm(x, ord, axis, keepdims=keepdims)
+
+    def atleast_nd(n: int) -> Callable[[Any], Any]:
+        def atleast(x: Any) -> Any:
+            dims = tuple(shape_of(x))
+            if len(dims) >= n:
+                return x
+            # NumPy's placement: a vector becomes a row (1, k), and (1, k, 1) for 3-d
+            if n == 3 and len(dims) == 2:
+                return reshape(x, dims + (1,))
+            if n == 3 and len(dims) == 1:
+                return reshape(x, (1,) + dims + (1,))
+            return reshape(x, (1,) * (n - len(dims)) + dims)
+        atleast.__name__ = f"atleast_{n}d"
+        return atleast
+
     def crossentropy(logits: Any, labels: Any) -> Any:
         logp = ns["log_softmax"](logits, axis=-1)
         picked = ns["take_along_axis"](logp, ns["expand_dims"](labels, -1), axis=-1)
@@ -166,7 +197,9 @@ def complete(ns: dict[str, Any]) -> None:
     generic: dict[str, Callable[..., Any]] = dict(
         logsumexp=logsumexp, logsumexp_shift=logsumexp_shift, softmax=softmax,
         log_softmax=log_softmax, sigmoid=sigmoid, softplus=softplus, relu=relu, sum_to=sum_to,
-        unbroadcast=unbroadcast, norm=norm, crossentropy=crossentropy,
+        unbroadcast=unbroadcast, norm=norm, linalg_norm=linalg_norm,
+        atleast_1d=atleast_nd(1), atleast_2d=atleast_nd(2), atleast_3d=atleast_nd(3),
+        crossentropy=crossentropy,
         kl_div_with_logits=kl_div_with_logits, flatten=flatten, unstack=unstack, std=std,
         dtype=dtype)
     for name, fn in generic.items():
