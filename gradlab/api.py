@@ -15,6 +15,7 @@ import types
 from typing import Any, Callable, Sequence, Union
 
 from .errors import GradlabError
+from .codegen.primitives import dialect_of
 from .tensor.detect import PYTHON, common_framework
 from .tensor.registry import backend
 
@@ -85,7 +86,8 @@ class GeneratedFunction:
         key = (framework, device, scalars)
         impl = self._impls.get(key)
         if impl is None:
-            factory, _, _, name, free, _ = self._transform.variant(scalars)
+            factory, _, _, name, free, _ = self._transform.variant(scalars,
+                                                                   dialect_of(framework))
             free = dict(free)
             free["gl"] = backend(framework, device)
             impl = factory(**free)[name]
@@ -95,8 +97,10 @@ class GeneratedFunction:
     def variant_source(self, *args: Any) -> str:
         """The generated source that runs for these inputs (plain Python numbers get a
         specialized variant; arrays of every framework share :attr:`source`)."""
-        scalars = self._scalars(args) if common_framework(args) == PYTHON else frozenset()
-        return self._transform.variant(scalars)[1].text  # type: ignore[no-any-return]
+        framework = common_framework(args)
+        scalars = self._scalars(args) if framework == PYTHON else frozenset()
+        return self._transform.variant(scalars,  # type: ignore[no-any-return]
+                                       dialect_of(framework))[1].text
 
     def _typed_one(self, args: tuple[Any, ...], fw: str) -> Any:
         """1 in the dtype and on the device of the first floating-point input (cached)."""
@@ -336,24 +340,30 @@ def _second_derivative(df: GradientFunction, wrt: Wrt, optimized: bool) -> Calla
 class Transform:
     """One transform of one function: the generated program for inputs of unknown shape, and
     on demand a variant specialized for parameters that are plain Python numbers (no
-    ``unbroadcast``, zeros as ``0.0``: the code a person would write for scalars)."""
+    ``unbroadcast``, zeros as ``0.0``: the code a person would write for scalars), and one for
+    torch tensors when the function calls a method that means something else there
+    (``x.var()`` is unbiased on a tensor)."""
 
     def __init__(self, fn: Any, wrt: tuple[str, ...], optimized: bool) -> None:
+        from .codegen.program import default_dialect
         self.fn = fn
         self.wrt = wrt
         self.optimized = optimized
-        self.variants: dict[frozenset[str], Any] = {}
+        self.dialect = default_dialect(fn)
+        self.dialect_sensitive = False
+        self.variants: dict[tuple[frozenset[str], str], Any] = {}
         start = time.perf_counter()
-        self.main = self.variant(frozenset())
+        self.main = _in_either_dialect(self)
         self.seconds = time.perf_counter() - start
 
-    def variant(self, scalars: frozenset[str]) -> Any:
-        hit = self.variants.get(scalars)
+    def variant(self, scalars: frozenset[str], dialect: str | None = None) -> Any:
+        dialect = dialect if dialect is not None and self.dialect_sensitive else self.dialect
+        hit = self.variants.get((scalars, dialect))
         if hit is None:
             from .codegen.program import Program, compile_program, normalize_function
             from .codegen.reverse import Reverse
-            unit = normalize_function(self.fn)
-            program = Program(unit, optimized=self.optimized)
+            unit = normalize_function(self.fn, dialect)
+            program = Program(unit, optimized=self.optimized, dialect=dialect)
             fname = program.reserve("d" + unit.ir.name + "".join(f"_d{n}" for n in self.wrt))
             builder = Reverse(program, unit, list(self.wrt), 1.0, fname, set(scalars))
             fn_def = builder.build()
@@ -364,8 +374,26 @@ class Transform:
             factory, source, filename = compile_program(
                 program, fname, transform=_also_return(fname, result))
             hit = (factory, source, filename, fname, dict(program.free), seed_name)
-            self.variants[scalars] = hit
+            self.variants[(scalars, dialect)] = hit
+            self.dialect_sensitive = self.dialect_sensitive or program.dialect_sensitive
             self.value_name = result
+        return hit
+
+
+def _in_either_dialect(transform: Any) -> Any:
+    """The first variant of a transform, in the dialect its source suggests, or else in the
+    other one: a method only torch has (``x.repeat(2, 1)`` without a torch module in sight)
+    is refused in NumPy's reading but means something in torch's. The code is then shown in
+    torch's reading; NumPy inputs get NumPy's (and its refusal) when they come."""
+    try:
+        return transform.variant(frozenset())
+    except GradlabError as first:
+        transform.dialect = "torch" if transform.dialect == "numpy" else "numpy"
+        try:
+            hit = transform.variant(frozenset())
+        except GradlabError:
+            raise first from None
+        transform.dialect_sensitive = True    # the two readings differ
         return hit
 
 
@@ -436,23 +464,27 @@ class ForwardTransform:
     a variant specialized for parameters that are plain Python numbers, as in reverse mode."""
 
     def __init__(self, fn: Any, wrt: tuple[str, ...], optimized: bool, label: str) -> None:
+        from .codegen.program import default_dialect
         self.fn = fn
         self.wrt = wrt
         self.optimized = optimized
         self.label = label
-        self.variants: dict[frozenset[str], Any] = {}
+        self.dialect = default_dialect(fn)
+        self.dialect_sensitive = False
+        self.variants: dict[tuple[frozenset[str], str], Any] = {}
         start = time.perf_counter()
-        self.main = self.variant(frozenset())
+        self.main = _in_either_dialect(self)
         self.seconds = time.perf_counter() - start
         self.factory, self.source, self.filename, self.fname, self.free, _ = self.main
 
-    def variant(self, scalars: frozenset[str]) -> Any:
-        hit = self.variants.get(scalars)
+    def variant(self, scalars: frozenset[str], dialect: str | None = None) -> Any:
+        dialect = dialect if dialect is not None and self.dialect_sensitive else self.dialect
+        hit = self.variants.get((scalars, dialect))
         if hit is None:
             from .codegen.forward import Forward
             from .codegen.program import Program, compile_program, normalize_function
-            unit = normalize_function(self.fn)
-            program = Program(unit, optimized=self.optimized)
+            unit = normalize_function(self.fn, dialect)
+            program = Program(unit, optimized=self.optimized, dialect=dialect)
             fname = program.reserve(self.label)
             fn_def = Forward(program, unit, list(self.wrt), fname,
                              scalar_params=set(scalars)).build()
@@ -460,7 +492,8 @@ class ForwardTransform:
             program.defs.insert(0, program.defs.pop())
             factory, source, filename = compile_program(program, fname)
             hit = (factory, source, filename, fname, dict(program.free), None)
-            self.variants[scalars] = hit
+            self.variants[(scalars, dialect)] = hit
+            self.dialect_sensitive = self.dialect_sensitive or program.dialect_sensitive
         return hit
 
 

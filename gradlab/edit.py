@@ -125,7 +125,8 @@ class _EditedTransform:
         self.name = name
         self.free = like._free
 
-    def variant(self, scalars: frozenset[str]) -> Any:
+    def variant(self, scalars: frozenset[str], dialect: str | None = None) -> Any:
+        """The edited code, whatever the inputs: the user wrote it for them all."""
         return (self.factory, self.source, self.filename, self.name, self.free, None)
 
 

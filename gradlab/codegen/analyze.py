@@ -308,6 +308,8 @@ def _check_options(s: Assign, act: Activity, error: Any) -> None:
         if isinstance(atom, (str, ir.Const)) and (through is None or pname in through or
                                                   not isinstance(atom, str)):
             continue
+        if record is not None and pname in record.no_gradient:
+            continue     # only its shape, dtype or truth value matters
         names = {atom} if isinstance(atom, str) else value_reads(atom)
         flowing = sorted(names & act.varied - set(s.frozen))
         if not flowing:

@@ -245,6 +245,15 @@ class Normalizer:
             for n in names:
                 self.lists.discard(n)
             return
+        if isinstance(value, gast.Call):   # a call that gives a pair: v, i = torch.max(x, 1)
+            op, hint = self.op(value)
+            if op.kind == "tuple" and len(op.args) == len(names):
+                self.emit(Assign(self.origin, names, op))
+                for n in names:
+                    self.lists.discard(n)
+                    self.fields.pop(n, None)
+                return
+            value = _as_expr(self._bind_temp(hint, op))
         source = self.atom(value)
         if not isinstance(source, str):
             source = self._bind_temp("parts", source)
@@ -536,6 +545,9 @@ class Normalizer:
                 atom = self._list_atom(value)
             elif pname in values:
                 atom = self.atom(value)
+                if isinstance(atom, str) and atom in self.lists and not custom:
+                    # NumPy makes an array of a list it is given: np.sum([a, b])
+                    atom = self._bind_temp(f"stack_{atom}", Op("prim", "stack", [atom]))
             else:
                 atom = self.inline(value)
             if pname in res.transforms:

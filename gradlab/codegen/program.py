@@ -30,27 +30,45 @@ GL = "gl"
 
 @dataclass
 class Unit:
-    """A user function, parsed and normalized (shared by every variant generated from it)."""
+    """A user function, parsed and normalized (shared by every variant generated from it).
+    ``dialect_sensitive``: it calls an array method whose meaning depends on the framework
+    (``x.var()``), so its code differs between torch and the others."""
 
     fn: types.FunctionType
     parsed: ParsedFunction
     ir: ir.Function
     names: Names
     user_names: set[str]
+    dialect_sensitive: bool = False
 
 
 def _all_names(node: gast.AST) -> set[str]:
     return {n.id for n in trees.walk(node) if isinstance(n, gast.Name)}
 
 
-def normalize_function(fn: Any) -> Unit:
+def normalize_function(fn: Any, dialect: str = "numpy") -> Unit:
+    """``dialect``: the framework whose meaning array methods have (see codegen/primitives)."""
     parsed = parse_function(fn)
     taken = _all_names(parsed.node) | {GL}
     names = Names(taken)
-    function = Normalizer(parsed, names).function()
+    normalizer = Normalizer(parsed, names, dialect)
+    function = normalizer.function()
     Renamer(names, function.params).run(function)
     freeze_shifts(function)
-    return Unit(fn, parsed, function, names, _all_names(parsed.node))
+    return Unit(fn, parsed, function, names, _all_names(parsed.node),
+                normalizer.resolver.dialect_used)
+
+
+def default_dialect(fn: Any) -> str:
+    """The dialect a function's methods are read in before any call shows its inputs: torch's
+    when its code names a torch module (``torch.tanh``), NumPy's otherwise."""
+    code = getattr(fn, "__code__", None)
+    names = set(code.co_names) if code is not None else set()
+    for n in names:
+        value = fn.__globals__.get(n)
+        if isinstance(value, types.ModuleType) and value.__name__.split(".")[0] == "torch":
+            return "torch"
+    return "numpy"
 
 
 @dataclass
@@ -59,6 +77,7 @@ class Program:
 
     main: Unit
     optimized: bool = True
+    dialect: str = "numpy"
     defs: list[gast.FunctionDef] = field(default_factory=list)
     units: dict[Any, Unit] = field(default_factory=dict)
     done: dict[Any, str] = field(default_factory=dict)
@@ -78,10 +97,16 @@ class Program:
     # --- units ------------------------------------------------------------------------------
     def unit(self, fn: Any) -> Unit:
         if fn not in self.units:
-            unit = normalize_function(fn)
+            unit = normalize_function(fn, self.dialect)
             self.units[fn] = unit
             self._collect_free(unit)
         return self.units[fn]
+
+    @property
+    def dialect_sensitive(self) -> bool:
+        """Whether some function of the program reads a method whose meaning depends on the
+        framework: then each dialect gets code of its own."""
+        return any(u.dialect_sensitive for u in self.units.values())
 
     def _collect_free(self, unit: Unit) -> None:
         """Closed-over values, and globals of helpers defined in another module, become
@@ -107,7 +132,7 @@ class Program:
     def emitter_for(self, unit: Unit, names: Names, arrays: set[str] | None = None) -> Emitter:
         activity = self.activity(unit.ir, [], arrays)
         return Emitter(GL, activity, Resolver(unit.parsed.scope, unit.parsed.fn.__code__ and
-                                              _local_names(unit)), self.portable)
+                                              _local_names(unit), self.dialect), self.portable)
 
     # --- which values are arrays ----------------------------------------------------------------
     def activity(self, fn: ir.Function, wrt: list[str], arrays: set[str] | None = None) -> Any:

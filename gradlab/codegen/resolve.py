@@ -206,6 +206,9 @@ class Resolver:
         args = dict(bound.arguments)
         for key, value in meaning.defaults.items():
             args.setdefault(key, gast.Constant(value=value, kind=None))
+        for key in _TUPLE_PARAMS & args.keys():   # tf.reduce_sum(x, [0, 1]): axes as a tuple
+            if isinstance(args[key], gast.List):
+                args[key] = gast.Tuple(elts=args[key].elts, ctx=gast.Load())
         with_indices = ""
         if meaning.with_indices:
             axis = args.get("axis")
@@ -221,6 +224,10 @@ class Resolver:
         if parts is None or parts[0] in self.locals:
             return False
         return self.scope.lookup(parts[0])[0]
+
+
+#: Canonical parameters that take a tuple of ints, which some frameworks also take as a list.
+_TUPLE_PARAMS = {"axis", "axes", "shape", "reps", "source", "destination"}
 
 
 class BindError(Exception):

@@ -30,7 +30,11 @@ CREATION = "creation"
 INSPECTION = "inspection"
 #: In NumPy the result may share memory with its first argument (``reshape``, ``x.T``).
 VIEW = "view"
-#: Exists only in generated gradient code (``unbroadcast``, ``matmul_grad_x``...).
+#: Called by generated gradient code, so forward mode over that code (hvp) needs its tangent
+#: rule; nothing differentiates it in reverse mode (``unbroadcast``).
+GRADIENT_CODE = "gradient_code"
+#: A helper of gradient code that the tensor layer's contract leaves out (installed beside the
+#: backends' primitives by ``tensor/backends/adjoint_helpers.py``): ``matmul_grad_x``...
 HELPER = "helper"
 #: Never differentiated by gradlab, so it needs no rules: no spelling reaches it from code
 #: gradlab differentiates (``topk``, ``crossentropy``), or only tangent code calls it, which
@@ -44,7 +48,7 @@ EXPANDED = "expanded"
 CODEGEN = "codegen"
 
 KINDS = frozenset({UNARY, BINARY, BROADCASTING, SAME_SHAPE, REDUCTION, CREATION, INSPECTION,
-                   VIEW, HELPER, TENSOR_ONLY, EXPANDED, CODEGEN})
+                   VIEW, GRADIENT_CODE, HELPER, TENSOR_ONLY, EXPANDED, CODEGEN})
 
 #: Parameter names that hold values (arrays, numbers, lists of arrays) rather than options
 #: (axes, shapes, flags). A record may list others in ``arrays=``.
@@ -77,7 +81,7 @@ class Meaning:
     drop: tuple[str, ...] = ()
     literals: Mapping[str, tuple[str, Mapping[Any, Any]]] = field(default_factory=dict)
     varargs: str = ""
-    transforms: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    transforms: Mapping[str, tuple[str, str, tuple[Any, ...]]] = field(default_factory=dict)
     with_indices: str = ""
     arity: int | None = None
 
@@ -94,7 +98,7 @@ class Spelling:
     drop: tuple[str, ...] = ()
     literals: Mapping[str, tuple[str, Mapping[Any, Any]]] = field(default_factory=dict)
     varargs: str = ""
-    transforms: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    transforms: Mapping[str, tuple[str, str, tuple[Any, ...]]] = field(default_factory=dict)
     with_indices: str = ""
     arity: int | None = None
 
@@ -164,6 +168,8 @@ def prim(name: str, signature: str, *kinds: str, arrays: Sequence[str] | None = 
     unknown = set(kinds) - KINDS
     if unknown:
         raise ValueError(f"{name}: unknown kinds {sorted(unknown)}")
+    if HELPER in kinds:
+        kinds = kinds + (GRADIENT_CODE,)
     params = parse_signature(signature).parameters
     if arrays is None:
         arrays = [p for p in params if p in VALUE_PARAMS]

@@ -248,8 +248,8 @@ def instantiate(rule: Rule, bindings: dict[str, Any], adjoint_of: Callable[[str]
     result = params[0]
     values = {p: bindings.get(p, _const(rule.defaults.get(p))) for p in params}
     literal = {p: v for p, v in values.items() if isinstance(v, gast.Constant)}
-    literal.update({p: _const(_num(v)) for p, v in values.items()
-                    if not isinstance(v, gast.Constant) and _num(v) is not None})
+    literal.update({p: _const(_literal(v)) for p, v in values.items()
+                    if not isinstance(v, gast.Constant) and _literal(v) is not None})
     # an argument that carries a gradient is a value, so ``a_min is None`` is settled
     not_none = {p for p, v in values.items() if p != result and active(v)}
     temps: dict[str, str] = {}
@@ -427,6 +427,14 @@ def _fold(expr: gast.expr) -> gast.expr:
     """Light algebra on instantiated templates: ``x ** 1`` -> ``x``, ``1.0 * e`` -> ``e``,
     ``2 - 1`` -> ``1``; keeps generated lines as short as the maths."""
     return _Folder().visit(expr)
+
+
+def _literal(node: gast.AST) -> Any:
+    """A number, or a tuple of numbers (``axes`` written ``(1, 0)``), written literally."""
+    if isinstance(node, (gast.Tuple, gast.List)):
+        items = [_literal(e) for e in node.elts]
+        return tuple(items) if all(i is not None for i in items) else None
+    return _num(node)
 
 
 def _num(node: gast.AST) -> Any:

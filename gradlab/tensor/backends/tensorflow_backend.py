@@ -186,7 +186,12 @@ def concatenate(xs: Any, axis: int = 0) -> Any:
 
 
 def stack(xs: Any, axis: int = 0) -> Any:
-    return tf.stack(list(xs), axis=axis)
+    items = list(xs)
+    like = next((x for x in items if isinstance(x, (tf.Tensor, tf.Variable))), None)
+    if like is not None:   # Python numbers beside tensors take the tensors' dtype
+        items = [x if isinstance(x, (tf.Tensor, tf.Variable)) else tf.constant(x, like.dtype)
+                 for x in items]
+    return tf.stack(items, axis=axis)
 
 
 def unstack(x: Any, axis: int = 0) -> list[Any]:

@@ -233,7 +233,13 @@ def concatenate(xs: Any, axis: int = 0) -> Any:
 
 
 def stack(xs: Any, axis: int = 0) -> Any:
-    return torch.stack(tuple(xs), dim=axis)
+    items = tuple(xs)
+    if not builtins.all(type(x) is torch.Tensor for x in items):   # numbers beside tensors
+        like = next((x for x in items if isinstance(x, torch.Tensor)), None)
+        items = tuple(x if isinstance(x, torch.Tensor) else torch.as_tensor(
+            x, dtype=like.dtype if like is not None else None,
+            device=like.device if like is not None else DEVICE) for x in items)
+    return torch.stack(items, dim=axis)
 
 
 def unstack(x: Any, axis: int = 0) -> list[Any]:
