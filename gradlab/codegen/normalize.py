@@ -526,8 +526,10 @@ class Normalizer:
         prim, bound = res.prim, res.args
         if prim == "array":
             prim, bound = _conversion(bound, self.lists)
-            if prim == "copy" and res.label.rpartition(".")[2] in _SAME_ARRAY:
+            if prim == "copy" and res.conversion == "same":
                 return Op("copy", args=[self.atom(bound["x"])]), "array"
+            if prim == "copy" and res.conversion == "detached":
+                prim = "stop_gradient"
         word = _prim_word(prim) if prim != "copy" else "array"
         custom = is_custom(prim)
         sig = signature(prim) if not custom else _custom_sig(prim)
@@ -670,10 +672,6 @@ class Normalizer:
         out, self.out = self.out, saved
         self.memo = saved_memo
         return out
-
-
-#: Conversions that return their argument itself when it already is an array.
-_SAME_ARRAY = {"asarray", "asanyarray", "as_tensor", "convert_to_tensor"}
 
 
 def _conversion(bound: dict[str, gast.expr], lists: set[str]) -> tuple[str, dict[str, Any]]:

@@ -50,7 +50,7 @@ def _meaning(prim: str, spelling: Spelling, rename: Mapping[str, str],
                    positional=spelling.positional, drop=drop + spelling.drop,
                    literals=spelling.literals, varargs=spelling.varargs,
                    transforms=spelling.transforms, with_indices=spelling.with_indices,
-                   arity=spelling.arity)
+                   arity=spelling.arity, conversion=spelling.conversion)
 
 
 def _build() -> tuple[dict[str, Meaning], dict[str, Meaning], dict[str, Meaning],

@@ -44,6 +44,8 @@ class Resolution:
     transforms: dict[str, tuple[str, tuple[Any, ...]]] = field(default_factory=dict)
     #: the primitive of the indices returned beside the values (``torch.max(x, dim=1)``)
     with_indices: str = ""
+    #: what a conversion of an array gives (see :class:`gradlab.tensor.primitive.Meaning`)
+    conversion: str = "copy"
 
     @property
     def as_written(self) -> bool:
@@ -215,7 +217,8 @@ class Resolver:
             if axis is not None and not (isinstance(axis, gast.Constant) and axis.value is None):
                 with_indices = meaning.with_indices
         return Resolution("prim", prim=meaning.prim, args=args, label=label,
-                          transforms=transforms, with_indices=with_indices)
+                          transforms=transforms, with_indices=with_indices,
+                          conversion=meaning.conversion)
 
     # --- attributes ---------------------------------------------------------------------------
     def is_module_constant(self, node: gast.expr) -> bool:

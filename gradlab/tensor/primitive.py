@@ -84,6 +84,7 @@ class Meaning:
     transforms: Mapping[str, tuple[str, str, tuple[Any, ...]]] = field(default_factory=dict)
     with_indices: str = ""
     arity: int | None = None
+    conversion: str = "copy"
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,7 @@ class Spelling:
     transforms: Mapping[str, tuple[str, str, tuple[Any, ...]]] = field(default_factory=dict)
     with_indices: str = ""
     arity: int | None = None
+    conversion: str = "copy"
 
 
 def S(names: str, **how: Any) -> Spelling:

@@ -307,9 +307,12 @@ TABLE: list[Primitive] = [
          tf="eye"),
     # np.array of an array is a copy, of a list a stack (codegen/normalize.py): only literal
     # values are left to make an array from, but the rules cover a value all the same
-    prim("array", "(values, dtype=None)", CREATION, np="array asarray asanyarray",
-         torch=S("tensor as_tensor", rename={"data": "values"}),
-         tf=S("constant convert_to_tensor", rename={"value": "values"})),
+    prim("array", "(values, dtype=None)", CREATION,
+         np=["array", S("asarray asanyarray", conversion="same")],
+         torch=[S("tensor", rename={"data": "values"}, conversion="detached"),
+                S("as_tensor", rename={"data": "values"}, conversion="same")],
+         tf=[S("constant", rename={"value": "values"}),
+             S("convert_to_tensor", rename={"value": "values"}, conversion="same")]),
     prim("one_hot", "(indices, num_classes, dtype=None)", CREATION,
          nondiff="its values are 0 and 1, placed by integer indices",
          torch=S("nn.functional.one_hot"), tf="one_hot", jax="nn.one_hot"),
