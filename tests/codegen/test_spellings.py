@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 import gradlab
-from gradlab.codegen.primitives import PATHS
+from gradlab.codegen.primitives import _SHARED_METHODS, _TORCH_METHODS, METHODS, PATHS
 from gradlab.tensor.primitive import Meaning, parse_signature
 from gradlab.tensor.spec import (BOOLEAN, INTEGER, NONDIFFERENTIABLE, PRIMITIVES,
                                  SHAPE_ONLY)
@@ -151,7 +151,14 @@ class Row:
     kwargs: dict[str, Any]
 
     @property
+    def method(self) -> str:
+        """The method name for a method row (``.var [torch]``), else ''."""
+        return self.path[1:].split(" ")[0] if self.path.startswith(".") else ""
+
+    @property
     def framework(self) -> str:
+        if self.method:
+            return self.path.split("[")[1].rstrip("]")
         root = self.path.split(".")[0]
         if self.path.startswith(("jax.", "jaxlib.")):
             return "jax"
@@ -179,6 +186,19 @@ def _rows() -> list[Row]:
             samples = samples[:1]
         for args, kwargs in samples:
             rows.append(Row(path, meaning, args, kwargs))
+    # methods: NumPy's meaning on NumPy arrays (those NumPy arrays have) and on JAX arrays,
+    # torch's on torch tensors
+    for framework, dialect, names in (
+            ("numpy", "numpy", [n for n in _SHARED_METHODS if hasattr(np.ndarray, n)]),
+            ("jax", "numpy", [n for n in _SHARED_METHODS if hasattr(np.ndarray, n)]),
+            ("torch", "torch", sorted(set(_SHARED_METHODS) | set(_TORCH_METHODS)))):
+        for name in sorted(names):
+            meaning = METHODS[dialect][name]
+            if meaning.with_indices:
+                continue
+            for args, kwargs in SAMPLES.get(meaning.prim, [])[:2]:
+                if args and isinstance(args[0], Arr):
+                    rows.append(Row(f".{name} [{framework}]", meaning, args, kwargs))
     return rows
 
 
@@ -247,7 +267,11 @@ def _text(row: Row, index: int) -> tuple[str, list[Arr]]:
         return repr(value)
 
     positional = [literal(a) for a in row.args]
-    accepted = _accepted_keywords(_resolve(row.path))
+    if row.method:   # a NumPy method takes NumPy's keyword names, a torch method torch's
+        accepted = {"axis", "keepdims", "ddof", "axes", "ord"} if row.framework != "torch" \
+            else {"dim", "keepdim", "correction", "p", "dims"}
+    else:
+        accepted = _accepted_keywords(_resolve(row.path))
     keywords = []
     for canonical, value in row.kwargs.items():
         key = _keyword(row.meaning, canonical, accepted)
@@ -256,7 +280,10 @@ def _text(row: Row, index: int) -> tuple[str, list[Arr]]:
             value = next((k for k, v in table.items() if v == value), value)
         keywords.append(f"{key}={literal(value)}")
     root, _, name = row.path.rpartition(".")
-    func = name if root == "builtins" else f"{_module_name(row.path)}.{name}"
+    if row.method:
+        func, positional = f"{positional[0]}.{row.method}", positional[1:]
+    else:
+        func = name if root == "builtins" else f"{_module_name(row.path)}.{name}"
     params = ", ".join(f"a{i}" for i in range(len(arrays)))
     item = "[-1]" if row.meaning.prim in LAST_ITEM else ""
     text = (f"def r{index}({params}):\n"
@@ -278,7 +305,8 @@ class _Module:
                            ("_tf", "tensorflow"), ("_jnp", "jax.numpy")):
             lines.append(f"try:\n    import {mod} as {alias}\nexcept ImportError:\n"
                          f"    {alias} = None")
-        for mod in sorted({r.path.rsplit(".", 1)[0] for r in rows} - {"builtins"}):
+        for mod in sorted({r.path.rsplit(".", 1)[0] for r in rows if not r.method}
+                          - {"builtins"}):
             lines.append(f"try:\n    {_module_name(mod + '.x')} = importlib.import_module("
                          f"{mod!r})\nexcept ImportError:\n    pass")
         lines.append("")
