@@ -345,11 +345,12 @@ class Transform:
     (``x.var()`` is unbiased on a tensor)."""
 
     def __init__(self, fn: Any, wrt: tuple[str, ...], optimized: bool) -> None:
-        from .codegen.program import default_dialect
+        from .codegen.program import written_dialect
         self.fn = fn
         self.wrt = wrt
         self.optimized = optimized
-        self.dialect = default_dialect(fn)
+        self.dialect = written_dialect(fn) or "numpy"
+        self.follows_inputs = written_dialect(fn) is None
         self.dialect_sensitive = False
         self.variants: dict[tuple[frozenset[str], str], Any] = {}
         start = time.perf_counter()
@@ -357,7 +358,8 @@ class Transform:
         self.seconds = time.perf_counter() - start
 
     def variant(self, scalars: frozenset[str], dialect: str | None = None) -> Any:
-        dialect = dialect if dialect is not None and self.dialect_sensitive else self.dialect
+        dialect = dialect if dialect is not None and self.dialect_sensitive and \
+            self.follows_inputs else self.dialect
         hit = self.variants.get((scalars, dialect))
         if hit is None:
             from .codegen.program import Program, compile_program, normalize_function
@@ -381,13 +383,15 @@ class Transform:
 
 
 def _in_either_dialect(transform: Any) -> Any:
-    """The first variant of a transform, in the dialect its source suggests, or else in the
-    other one: a method only torch has (``x.repeat(2, 1)`` without a torch module in sight)
-    is refused in NumPy's reading but means something in torch's. The code is then shown in
-    torch's reading; NumPy inputs get NumPy's (and its refusal) when they come."""
+    """The first variant of a transform, in the dialect its code is written in; code that
+    names no framework is read as NumPy's, or else as torch's: a method only torch has
+    (``x.repeat(2, 1)`` alone) is refused in NumPy's reading but means something in torch's.
+    The code is then shown in torch's reading; NumPy inputs get NumPy's (and its refusal)."""
     try:
         return transform.variant(frozenset())
     except GradlabError as first:
+        if not transform.follows_inputs:
+            raise
         transform.dialect = "torch" if transform.dialect == "numpy" else "numpy"
         try:
             hit = transform.variant(frozenset())
@@ -464,12 +468,13 @@ class ForwardTransform:
     a variant specialized for parameters that are plain Python numbers, as in reverse mode."""
 
     def __init__(self, fn: Any, wrt: tuple[str, ...], optimized: bool, label: str) -> None:
-        from .codegen.program import default_dialect
+        from .codegen.program import written_dialect
         self.fn = fn
         self.wrt = wrt
         self.optimized = optimized
         self.label = label
-        self.dialect = default_dialect(fn)
+        self.dialect = written_dialect(fn) or "numpy"
+        self.follows_inputs = written_dialect(fn) is None
         self.dialect_sensitive = False
         self.variants: dict[tuple[frozenset[str], str], Any] = {}
         start = time.perf_counter()
@@ -478,7 +483,8 @@ class ForwardTransform:
         self.factory, self.source, self.filename, self.fname, self.free, _ = self.main
 
     def variant(self, scalars: frozenset[str], dialect: str | None = None) -> Any:
-        dialect = dialect if dialect is not None and self.dialect_sensitive else self.dialect
+        dialect = dialect if dialect is not None and self.dialect_sensitive and \
+            self.follows_inputs else self.dialect
         hit = self.variants.get((scalars, dialect))
         if hit is None:
             from .codegen.forward import Forward

@@ -59,16 +59,24 @@ def normalize_function(fn: Any, dialect: str = "numpy") -> Unit:
                 normalizer.resolver.dialect_used)
 
 
-def default_dialect(fn: Any) -> str:
-    """The dialect a function's methods are read in before any call shows its inputs: torch's
-    when its code names a torch module (``torch.tanh``), NumPy's otherwise."""
+def written_dialect(fn: Any) -> str | None:
+    """The dialect a function's code is written in: torch's when it names a torch module
+    (``torch.tanh``), NumPy's when it names NumPy, JAX, SciPy or TensorFlow, and None when it
+    names no framework (``x.var()`` alone): then it means what its inputs' framework means.
+
+    NumPy code keeps NumPy's meaning on every backend (the promise of code written once); code
+    written for torch keeps torch's."""
     code = getattr(fn, "__code__", None)
-    names = set(code.co_names) if code is not None else set()
-    for n in names:
+    roots = set()
+    for n in (code.co_names if code is not None else ()):
         value = fn.__globals__.get(n)
-        if isinstance(value, types.ModuleType) and value.__name__.split(".")[0] == "torch":
-            return "torch"
-    return "numpy"
+        if isinstance(value, types.ModuleType):
+            roots.add(value.__name__.split(".")[0])
+    if "torch" in roots:
+        return "torch"
+    if roots & {"numpy", "jax", "scipy", "tensorflow", "autograd"}:
+        return "numpy"
+    return None
 
 
 @dataclass

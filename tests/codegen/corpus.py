@@ -32,27 +32,6 @@ class Case:
     def name(self) -> str:
         return self.fn.__name__
 
-    def on(self, framework: str) -> Callable[..., float]:
-        """The function as it computes on ``framework``'s arrays, taking NumPy arguments.
-        NumPy code handed torch tensors calls torch's methods (``x.std()`` is unbiased there),
-        so reference values and finite differences are taken there when the values differ;
-        where the function cannot run on that framework's arrays, NumPy's reading stands."""
-        from tests.conftest import to_framework, to_numpy
-
-        def run(*args: Any) -> float:
-            converted = [a if (i in self.scalars or i in self.ints or not isinstance(
-                a, np.ndarray)) else to_framework(a, framework) for i, a in enumerate(args)]
-            return float(to_numpy(self.fn(*converted)))
-
-        if framework == "numpy":
-            return self.fn
-        args = self.inputs()
-        try:
-            differs = not np.isclose(run(*args), float(self.fn(*args)), rtol=1e-12, atol=1e-12)
-        except Exception:
-            differs = False
-        return run if differs else self.fn
-
     def inputs(self, seed: int = 0) -> list[Any]:
         rng = np.random.default_rng(seed + sum(map(ord, self.name)))
         out: list[Any] = []

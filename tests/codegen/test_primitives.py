@@ -246,14 +246,39 @@ def numpy_repeat(x):
     return np.sum(x.repeat(2))
 
 
-def test_numpy_repeat_is_not_torch_repeat() -> None:
-    """NumPy's x.repeat(2) repeats each element; gradlab has no rule for it, so a call on a
-    NumPy array is refused rather than read as torch's tile (which a torch tensor gets)."""
-    df = gradlab.grad(numpy_repeat)
+def repeat_alone(x):
+    return (x.repeat(2, 1) * 2.0).sum()
+
+
+def test_numpy_code_keeps_numpy_meanings() -> None:
+    """Code written with NumPy means NumPy's methods on every backend: its x.repeat(2)
+    repeats each element, which gradlab has no rule for, so it is refused rather than read
+    as torch's tile."""
     with pytest.raises(gradlab.GradlabError, match="repeat"):
-        df(V)
+        gradlab.grad(numpy_repeat)
+
+
+def test_code_that_names_no_framework_means_what_its_inputs_mean() -> None:
+    """Methods alone: a torch tensor's x.repeat(2, 1) is a tile; a NumPy array's is refused
+    when it comes."""
+    df = gradlab.grad(repeat_alone)
+    with pytest.raises(gradlab.GradlabError, match="repeat"):
+        df(M)
     require("torch")
-    np.testing.assert_allclose(to_numpy(df(torch.tensor(V))), np.full(5, 2.0))
+    np.testing.assert_allclose(to_numpy(df(torch.tensor(M))), np.full((3, 4), 4.0))
+
+
+def methods_alone(x):
+    return x.var() + x.std()
+
+
+def test_methods_alone_follow_the_inputs(framework: str) -> None:
+    """x.var() is unbiased on a torch tensor and biased on the others, as each framework
+    computes it."""
+    value, _ = gradlab.value_and_grad(methods_alone)(to_framework(M, framework))
+    ddof = 1 if framework == "torch" else 0
+    np.testing.assert_allclose(float(to_numpy(value)), M.var(ddof=ddof) + M.std(ddof=ddof),
+                               rtol=1e-12)
 
 
 # --- TensorFlow's argument orders and flags ------------------------------------------------------
