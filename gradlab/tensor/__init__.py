@@ -24,10 +24,10 @@ from .spec import SIGNATURES
 from .tensor import Tensor, astensor, astensors, istensor, native, tensor_class
 
 __all__ = [
-    "FRAMEWORKS", "SIGNATURES", "Backend", "DType", "Registration", "Tensor", "astensor", "astensors", "available_devices",
-    "backend", "bfloat16", "bool_", "canonical_name", "common_framework", "complex64",
-    "complex128", "convert", "device_label", "device_of", "float16", "float32", "float64",
-    "framework_of", "frameworks", "installed_frameworks", "int8", "int16", "int32", "int64", "is_installed",
-    "istensor", "native", "register", "require_framework", "synchronize", "tensor_class", "uint8",
-    "unregister", "value_and_grad",
+    "Backend", "DType", "FRAMEWORKS", "Registration", "SIGNATURES", "Tensor", "astensor",
+    "astensors", "available_devices", "backend", "bfloat16", "bool_", "canonical_name",
+    "common_framework", "complex128", "complex64", "convert", "device_label", "device_of",
+    "float16", "float32", "float64", "framework_of", "frameworks", "installed_frameworks", "int16",
+    "int32", "int64", "int8", "is_installed", "istensor", "native", "register",
+    "require_framework", "synchronize", "tensor_class", "uint8", "unregister", "value_and_grad",
 ]

@@ -53,7 +53,8 @@ def matmul_grad_x(dz: Any, x: Any, y: Any) -> Any:
     if nx == 1:
         if ny == 2:
             return gl.matmul(y, dz)
-        return gl.sum_to(gl.matmul(y, gl.reshape(dz, gl.shape(dz) + (1,)))[..., 0], gl.shape(x))
+        column = gl.reshape(dz, gl.shape(dz) + (1,))
+        return gl.sum_to(gl.matmul(y, column)[..., 0], gl.shape(x))
     return gl.unbroadcast(gl.matmul(dz, gl.swapaxes(y, -1, -2)), x)
 
 
@@ -67,10 +68,11 @@ def matmul_grad_y(dz: Any, x: Any, y: Any) -> Any:
     if nx == 1:
         if ny == 1:
             return dz * x
-        return gl.reshape(x, (-1, 1)) * gl.reshape(dz, gl.shape(dz)[:-1] + (1,) + gl.shape(dz)[-1:])
+        shape = gl.shape(dz)
+        return gl.reshape(x, (-1, 1)) * gl.reshape(dz, shape[:-1] + (1,) + shape[-1:])
     if ny == 1:
-        return gl.sum_to(gl.matmul(gl.swapaxes(x, -1, -2), gl.reshape(dz, gl.shape(dz) + (1,)))[..., 0],
-                         gl.shape(y))
+        column = gl.reshape(dz, gl.shape(dz) + (1,))
+        return gl.sum_to(gl.matmul(gl.swapaxes(x, -1, -2), column)[..., 0], gl.shape(y))
     return gl.unbroadcast(gl.matmul(gl.swapaxes(x, -1, -2), dz), y)
 
 

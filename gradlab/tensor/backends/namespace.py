@@ -38,7 +38,8 @@ def assemble(backend: Backend, device: Any = None) -> types.ModuleType:
                                  file.__doc__)
     names = tensor_ns.__dict__
     sources = [vars(m) for m in backend.modules()]
-    names.update({k: v for k, v in backend.primitives().items() if k not in ("__name__", "__doc__")})
+    names.update({k: v for k, v in backend.primitives().items()
+                  if k not in ("__name__", "__doc__")})
     if device is not None:
         names["DEVICE"] = device
     for key, value in list(names.items()):

@@ -55,7 +55,8 @@ def test_a_device_namespace_puts_new_tensors_on_its_device():
     require("torch")
     import torch
     torch_backend = get("torch")
-    assert backend("torch", "cpu") is backend("torch") and torch_backend.device_key("cuda") == "cuda:0"
+    assert backend("torch", "cpu") is backend("torch")
+    assert torch_backend.device_key("cuda") == "cuda:0"
     meta = backend("torch", "meta")
     assert meta is not backend("torch") and meta.DEVICE == torch.device("meta")
     assert meta.zeros(3).device.type == "meta" and meta.arange(4).device.type == "meta"
