@@ -18,6 +18,7 @@ from .errors import GradlabError
 from .codegen.primitives import dialect_of
 from .tensor.detect import PYTHON, common_framework
 from .tensor.registry import backend
+from .tensor.registry import get as get_backend
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
 
@@ -103,25 +104,22 @@ class GeneratedFunction:
                                        dialect_of(framework))[1].text
 
     def _typed_one(self, args: tuple[Any, ...], fw: str) -> Any:
-        """1 in the dtype and on the device of the first floating-point input (cached)."""
+        """1 in the dtype and on the device of the first floating-point input (cached), where
+        the backend needs a typed seed (:attr:`Backend.typed_seed`); None elsewhere."""
+        framework = get_backend(fw)
+        if not framework.typed_seed:
+            return None
         sample = next((a for a in args if hasattr(a, "dtype") and hasattr(a, "shape")), None)
         if sample is None:
             return None
-        ops = backend(fw)
-        dtype = ops.dtype(sample)
+        dtype = framework.namespace().dtype(sample)
         if not dtype.is_floating:
             return None
         key = (fw, str(getattr(sample, "device", "")), dtype.name)
         seed = self._seeds.get(key)
         if seed is None:
-            if fw == "torch":
-                import torch
-                seed = torch.ones((), dtype=sample.dtype, device=sample.device)
-            else:
-                seed = ops.ones((), dtype)
-            traced = type(sample).__module__.startswith("jax._src") or (
-                fw == "tensorflow" and not hasattr(sample, "numpy"))
-            if not traced:           # inside jax.jit or tf.function: no constant to keep
+            seed = framework.one(sample)
+            if not framework.is_traced(sample):   # inside jax.jit or tf.function: keep none
                 self._seeds[key] = seed
         return seed
 
@@ -132,23 +130,16 @@ class GeneratedFunction:
     def _select(self, args: tuple[Any, ...]) -> tuple[Callable[..., Any], Any]:
         types = tuple(map(type, args))
         hit = self._by_types.get(types)
-        if hit is not None:          # seen these argument types before (not torch: device)
-            return hit
+        if hit is not None:          # seen these argument types before (not where the device
+            return hit               # picks the namespace: the types do not say the device)
         fw = common_framework(args)
-        device = None
-        scalars: frozenset[str] = frozenset()
-        if fw == "torch":
-            for a in args:
-                if type(a).__module__ == "torch" or hasattr(a, "is_cuda"):
-                    if getattr(a, "is_cuda", False):
-                        device = str(a.device)
-                    break
-        elif fw == PYTHON:
-            scalars = self._scalars(args)
+        framework = get_backend(fw)
+        device = framework.call_device(args) if framework.binds_device else None
+        scalars = self._scalars(args) if fw == PYTHON else frozenset()
         impl = self._impls.get((fw, device, scalars)) or self.implementation(fw, device, scalars)
-        if fw != "torch" and len(self._by_types) < 64:
+        if not framework.binds_device and len(self._by_types) < 64:
             self._by_types[types] = (impl, fw)
-            if fw in ("numpy", PYTHON) and not self.many and self.wrt_index < len(args) and (
+            if not framework.typed_seed and not self.many and self.wrt_index < len(args) and (
                     self.mode == "grad" and not self.options.get("preserve_result")):
                 self._plain[types] = (impl, fw)
         return impl, fw
@@ -190,7 +181,7 @@ class GradientFunction(GeneratedFunction):
         hit = self._by_types.get(types)
         impl, fw = hit if hit is not None else self._select(args)
         automatic = seed is None
-        if automatic and fw in _TYPED_SEEDS:
+        if automatic:
             seed = self._typed_one(args, fw)
         if seed is None:
             value, grads = impl(*args, **kwargs)
@@ -212,12 +203,6 @@ class GradientFunction(GeneratedFunction):
         if self.options.get("preserve_result"):
             return grads, value
         return grads
-
-
-#: Frameworks whose functions refuse a Python number where an array is expected (torch), or
-#: make it float32 (TensorFlow, JAX without x64): the default seed is made in the inputs'
-#: dtype and device there. NumPy takes Python numbers everywhere.
-_TYPED_SEEDS = ("torch", "tensorflow", "jax")
 
 
 def _require_scalar(value: Any, df: GeneratedFunction) -> None:

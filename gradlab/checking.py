@@ -7,8 +7,10 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .tensor.autodiff import value_and_grad
 from .tensor.convert import convert
 from .tensor.detect import PYTHON, common_framework
+from .tensor.registry import get as get_backend
 
 
 @dataclass
@@ -90,7 +92,6 @@ def _errors(got: Any, expected: np.ndarray) -> tuple[float, float]:
 def check_gradient(f: Callable[..., Any], df: Any, args: tuple[Any, ...]) -> CheckReport:
     """Compare ``df(*args)`` (a gradlab gradient of ``f``) with finite differences of ``f`` in
     float64 NumPy and with the inputs' framework's own autodiff."""
-    from .tensor.autodiff import value_and_grad
     report = CheckReport()
     grads = df(*args)
     grads = grads if df.many else (grads,)
@@ -106,8 +107,7 @@ def check_gradient(f: Callable[..., Any], df: Any, args: tuple[Any, ...]) -> Che
             report.rows.append(CheckRow("finite differences", w, None, None,
                                         f"{type(e).__name__}: {e}"))
     fw = common_framework(args)
-    label = {"numpy": "HIPS autograd", "python": "HIPS autograd", "torch": "torch.autograd",
-             "tensorflow": "tf.GradientTape", "jax": "jax.grad"}.get(fw, fw)
+    label = get_backend(fw).reference or fw
     try:
         _, reference = value_and_grad(f, *args, wrt=tuple(positions))
         for w, g, r in zip(df.wrt, grads, reference):

@@ -15,8 +15,8 @@ from typing import Any, Callable
 import numpy as np
 
 from .errors import GradlabError
-from .tensor import available_devices, convert, installed_frameworks
-from .tensor.detect import FRAMEWORKS
+from .tensor import available_devices, convert, frameworks, installed_frameworks
+from .tensor.registry import get as get_backend
 from .timing import Timing, measure
 
 
@@ -139,9 +139,9 @@ class GradSession:
     def _run_one(self, framework: str, device: str, check: bool, repeats: int) -> RunResult:
         label = framework
         try:
-            if framework not in FRAMEWORKS:
+            if framework not in frameworks():
                 raise GradlabError(f"unknown backend {framework!r}; choose one of "
-                                   f"{', '.join(FRAMEWORKS)} or all")
+                                   f"{', '.join(frameworks())} or all")
             if framework not in installed_frameworks():
                 raise GradlabError(f"{framework} is not installed here")
             target_device = _device_for(framework, device)
@@ -207,8 +207,7 @@ def _device_for(framework: str, device: str) -> Any:
                            f"{', '.join(have)})")
     if wanted == "gpu":
         return gpus[0]
-    normalized = wanted.replace("cuda", "gpu") if framework != "torch" else wanted.replace(
-        "gpu", "cuda")
+    normalized = get_backend(framework).spell_device(wanted)
     if normalized not in have:
         raise GradlabError(f"{framework} has no device {device!r} (devices: {', '.join(have)})")
     return normalized

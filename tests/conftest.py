@@ -60,7 +60,8 @@ def to_framework(value, framework: str, dtype=None):
     if framework == "jax":
         import jax.numpy as jnp
         return jnp.asarray(arr)
-    raise ValueError(framework)
+    from gradlab.tensor import convert   # any other registered backend
+    return convert(arr, framework)
 
 
 def to_numpy(value):

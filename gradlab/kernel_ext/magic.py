@@ -9,7 +9,7 @@ from IPython.core.magic import Magics, cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from ..errors import GradlabError, GradlabSyntaxError
-from ..tensor.detect import FRAMEWORKS
+from ..tensor import FRAMEWORKS, frameworks
 
 
 @magics_class
@@ -21,7 +21,7 @@ class GradMagics(Magics):
     @argument("--mode", choices=("reverse", "forward"), default="reverse",
               help="reverse mode (gradient) or forward mode (jvp)")
     @argument("--backend", default="numpy",
-              help="where --run runs: numpy, torch, tensorflow, jax or all")
+              help=f"where --run runs: {', '.join(FRAMEWORKS)} or all")
     @argument("--device", default="cpu", help="cpu, cuda or gpu")
     @argument("--no-optimize", action="store_true",
               help="show every generated statement (no dead-code or copy removal)")
@@ -105,9 +105,9 @@ class GradMagics(Magics):
 
 def _validate(args: Any) -> None:
     backend = args.backend
-    if backend != "all" and backend not in FRAMEWORKS:
+    if backend != "all" and backend not in frameworks():
         raise UsageError(f"%%grad: unknown --backend {backend!r}; choose one of "
-                         f"{', '.join(FRAMEWORKS)} or all")
+                         f"{', '.join(frameworks())} or all")
     if args.device not in ("cpu", "cuda", "gpu") and not args.device.startswith(
             ("cuda:", "gpu:")):
         raise UsageError(f"%%grad: unknown --device {args.device!r}; choose cpu, cuda or gpu")

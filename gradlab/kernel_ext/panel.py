@@ -15,6 +15,7 @@ from typing import Any
 
 from ..display import highlight_html, highlight_terminal
 from ..session import GradSession, RunResult
+from ..tensor import available_devices, installed_frameworks
 
 _ids = itertools.count(1)
 #: Inline style for text blocks: JupyterLab's own CSS would otherwise set a proportional font.
@@ -187,15 +188,16 @@ class GradPanel:
         self._button_style = w.ButtonStyle()
         label_style = DescriptionStyle()
         self.code = self._html(layout=w.Layout(width="100%"))
-        options = ["numpy", "torch", "tensorflow", "jax", "all"]
+        options = self.backend_options()
         self.backend_select = w.Dropdown(options=options, value=self.backend
-                                         if self.backend in options else "numpy",
+                                         if self.backend in options else options[0],
                                          description="backend", layout=w.Layout(width="200px"),
                                          style=label_style)
-        self.device_select = w.Dropdown(options=["cpu", "cuda", "gpu"], value=self.device
-                                        if self.device in ("cpu", "cuda", "gpu") else "cpu",
+        devices = self.device_options(self.backend_select.value)
+        self.device_select = w.Dropdown(options=devices, value=_pick(self.device, devices),
                                         description="device", layout=w.Layout(width="180px"),
                                         style=label_style)
+        self.backend_select.observe(self._on_backend, names="value")
         self.run_button = self._button(lambda: self.run(self.backend_select.value,
                                                         self.device_select.value),
                                        description="Run", icon="play", button_style="primary")
@@ -216,6 +218,24 @@ class GradPanel:
         if self.exercise is not None:
             self.tabs.selected_index = 1
         self._refresh()
+
+    def backend_options(self) -> list[str]:
+        """The menu of frameworks: those installed here (from the backend registry), then
+        'all'."""
+        return installed_frameworks() + ["all"]
+
+    def device_options(self, backend: str) -> list[str]:
+        """The menu of devices for ``backend``: those present here, CPU first ('all': the CPU,
+        and 'gpu' where an installed framework has a GPU)."""
+        if backend != "all":
+            return _present_devices(backend)
+        gpu = any(d != "cpu" for fw in installed_frameworks() for d in _present_devices(fw))
+        return ["cpu", "gpu"] if gpu else ["cpu"]
+
+    def _on_backend(self, change: dict[str, Any]) -> None:
+        devices = self.device_options(change["new"])
+        self.device_select.options = devices
+        self.device_select.value = _pick(self.device_select.value, devices)
 
     def _html(self, value: str = "", layout: Any = None) -> Any:
         import ipywidgets as w
@@ -367,6 +387,25 @@ class EditPage:
         show_diff = s.diff_text and not hidden   # a diff would give an exercise away
         self.diff.value = (f'<pre style="{MONO}">{_diff_html(s.diff_text)}</pre>'
                            if show_diff else "")
+
+
+def _present_devices(framework: str) -> list[str]:
+    """The devices ``framework`` has here; just the CPU when it cannot be asked (not
+    installed, or failing to start)."""
+    try:
+        return available_devices(framework)
+    except Exception:  # a menu must not break the panel: running says what is wrong
+        return ["cpu"]
+
+
+def _pick(wanted: str, devices: list[str]) -> str:
+    """``wanted`` if the menu has it, else the first GPU for 'cuda'/'gpu', else the CPU."""
+    if wanted in devices:
+        return wanted
+    gpus = [d for d in devices if d != "cpu"]
+    if gpus and wanted.partition(":")[0] in ("cuda", "gpu"):
+        return gpus[0]
+    return "cpu"
 
 
 def _diff_html(text: str) -> str:

@@ -1,45 +1,18 @@
 """Which framework a value belongs to, decided from its type's module — without importing any.
 
 Importing TensorFlow costs seconds; a value can only come from a framework that is already
-imported, so the type's ``__module__`` tells us everything. Results are cached per type, which
-makes detection a dictionary lookup on the hot path of every generated gradient call.
+imported, so the type's ``__module__`` tells us everything (each backend's registration names
+its modules, see :mod:`.registry`). Results are cached per type, which makes detection a
+dictionary lookup on the hot path of every generated gradient call.
 """
 from __future__ import annotations
 
 from typing import Any, Iterable
 
 from ..errors import BackendError
+from .registry import FRAMEWORKS, PYTHON, TYPE_CACHE, framework_of, frameworks
 
-#: Frameworks gradlab runs on, in the order they are shown to users.
-FRAMEWORKS = ("numpy", "torch", "tensorflow", "jax")
-
-#: Plain Python numbers run on this pseudo-backend: ``math`` for scalars, NumPy for the rest.
-PYTHON = "python"
-
-_ROOTS = {"numpy": "numpy", "torch": "torch", "tensorflow": "tensorflow", "keras": "tensorflow",
-          "jax": "jax", "jaxlib": "jax"}
-_PYTHON_NUMBERS = (bool, int, float, complex)
-_cache: dict[type, str | None] = {t: PYTHON for t in _PYTHON_NUMBERS}
-
-
-def framework_of(value: Any) -> str | None:
-    """The framework name of ``value`` ('numpy', 'torch', 'tensorflow', 'jax', 'python'), or None
-    for values that are not numeric tensors (strings, lists, None...)."""
-    t = type(value)
-    try:
-        return _cache[t]
-    except KeyError:
-        pass
-    root = (t.__module__ or "").partition(".")[0]
-    name = _ROOTS.get(root)
-    if name == "numpy" and not hasattr(value, "dtype"):
-        name = None  # numpy.random.Generator and friends are not values
-    if name == "tensorflow" and not hasattr(value, "dtype"):
-        name = None
-    if name == "jax" and not hasattr(value, "shape"):
-        name = None
-    _cache[t] = name
-    return name
+__all__ = ["FRAMEWORKS", "PYTHON", "common_framework", "framework_of", "require_framework"]
 
 
 def require_framework(value: Any) -> str:
@@ -49,7 +22,7 @@ def require_framework(value: Any) -> str:
         t = type(value)
         raise BackendError(
             f"gradlab cannot use a value of type {t.__module__}.{t.__qualname__}: "
-            f"supported are Python numbers and arrays or tensors of {', '.join(FRAMEWORKS)}")
+            f"supported are Python numbers and arrays or tensors of {', '.join(frameworks())}")
     return name
 
 
@@ -68,7 +41,7 @@ def common_framework(values: Iterable[Any]) -> str:
         if t is list or t is tuple:
             stack.extend(v)
             continue
-        name = _cache.get(t) or framework_of(v)
+        name = TYPE_CACHE.get(t) or framework_of(v)
         if name is None or name == PYTHON:
             continue
         if found == PYTHON:

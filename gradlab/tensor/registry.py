@@ -1,4 +1,10 @@
-"""Loading backends by name, lazily, and binding creation functions to a device."""
+"""Which backends exist, which one a value belongs to, and their objects and namespaces.
+
+The table starts as :data:`gradlab.tensor.backends.REGISTRATIONS`; :func:`register` adds one
+more (a plugin, or a test's backend). Nothing here imports a framework: a backend's file (and
+with it its framework) is imported the first time its object or namespace is asked for, and a
+value is recognized by its type's module, which is imported already when the value exists.
+"""
 from __future__ import annotations
 
 import importlib
@@ -6,87 +12,111 @@ import types
 from typing import Any
 
 from ..errors import BackendError
-from .detect import FRAMEWORKS, PYTHON
+from .backends import REGISTRATIONS, Backend, Registration
 
-_MODULES = {
-    "numpy": "gradlab.tensor.backends.numpy_backend",
-    "python": "gradlab.tensor.backends.python_backend",
-    "torch": "gradlab.tensor.backends.torch_backend",
-    "tensorflow": "gradlab.tensor.backends.tensorflow_backend",
-    "jax": "gradlab.tensor.backends.jax_backend",
-}
-_ALIASES = {"np": "numpy", "pytorch": "torch", "tf": "tensorflow", "jnp": "jax"}
-_PIP = {"torch": "torch", "tensorflow": "tensorflow-cpu (or tensorflow)", "jax": "'jax[cpu]'"}
-_loaded: dict[tuple[str, str | None], types.ModuleType] = {}
+#: Plain Python numbers run on this pseudo-backend: ``math`` for scalars, NumPy for the rest.
+PYTHON = "python"
+
+_table: dict[str, Registration] = {r.name: r for r in REGISTRATIONS}
+_objects: dict[str, Backend] = {}
+
+#: type -> the backend its values belong to (None: not a value gradlab takes); detection is
+#: one dictionary lookup on the hot path of every generated gradient call
+TYPE_CACHE: dict[type, str | None] = {}
+
+
+def _reset_type_cache() -> None:
+    TYPE_CACHE.clear()
+    for r in _table.values():
+        TYPE_CACHE.update(dict.fromkeys(r.types, r.name))
+
+
+_reset_type_cache()
+
+#: The frameworks gradlab ships, in the order they are shown to users (see :func:`frameworks`
+#: for the live list, which includes backends registered later).
+FRAMEWORKS = tuple(r.name for r in REGISTRATIONS if r.listed)
+
+
+# --- the table ----------------------------------------------------------------------------------
+def register(registration: Registration) -> None:
+    """Add a backend (or replace the one of that name)."""
+    unregister(registration.name)
+    _table[registration.name] = registration
+    _reset_type_cache()
+
+
+def unregister(name: str) -> None:
+    """Remove a backend added by :func:`register` (its object and namespaces are forgotten)."""
+    if _table.pop(name, None) is not None:
+        _objects.pop(name, None)
+        _reset_type_cache()
+
+
+def frameworks() -> list[str]:
+    """Every backend users can choose, installed or not, in the order they are shown."""
+    return [r.name for r in _table.values() if r.listed]
+
+
+def installed_frameworks() -> list[str]:
+    return [name for name in frameworks() if _table[name].is_installed()]
+
+
+def is_installed(name: str) -> bool:
+    """Whether the framework can be imported, without importing it."""
+    return _table[canonical_name(name)].is_installed()
 
 
 def canonical_name(name: str) -> str:
     """'np' -> 'numpy', 'tf' -> 'tensorflow'...; unknown names raise a clear error."""
-    name = _ALIASES.get(name, name)
-    if name not in _MODULES:
-        raise BackendError(f"unknown backend {name!r}; choose one of {', '.join(FRAMEWORKS)}")
-    return name
+    if name in _table:
+        return name
+    for r in _table.values():
+        if name in r.aliases:
+            return r.name
+    raise BackendError(f"unknown backend {name!r}; choose one of {', '.join(frameworks())}")
+
+
+# --- objects and namespaces ---------------------------------------------------------------------
+def get(name: str) -> Backend:
+    """The backend object of ``name`` (imports its file, and so its framework, the first time)."""
+    try:
+        return _objects[name]
+    except KeyError:
+        pass
+    name = canonical_name(name)
+    registration = _table[name]
+    try:
+        module = importlib.import_module(registration.module)
+    except ImportError as e:
+        raise BackendError(f"backend {name!r} is not installed ({e}); install it with "
+                           f"`pip install {registration.install or name}`") from None
+    obj: Backend = module.BACKEND
+    _objects[name] = obj
+    return obj
 
 
 def backend(name: str = "numpy", device: Any = None) -> types.ModuleType:
     """The flat namespace of primitives for one framework (``gl`` in generated code).
 
-    ``device`` matters for functions that create tensors (``zeros``, ``arange``...): PyTorch
-    puts them on that device. Namespaces are cached, so calling this is cheap.
+    ``device`` matters where the backend binds creation functions (``zeros``, ``arange``...) to
+    one (PyTorch). Namespaces are cached, so calling this is cheap.
     """
-    name = canonical_name(name)
-    key = (name, _device_key(name, device))
+    return get(name).namespace(device)
+
+
+# --- which backend a value belongs to -----------------------------------------------------------
+def framework_of(value: Any) -> str | None:
+    """The backend name of ``value`` ('numpy', 'torch', 'tensorflow', 'jax', 'python'...), or
+    None for values that are not numeric tensors (strings, lists, None...)."""
+    t = type(value)
     try:
-        return _loaded[key]
+        return TYPE_CACHE[t]
     except KeyError:
         pass
-    try:
-        module = importlib.import_module(_MODULES[name])
-    except ImportError as e:
-        raise BackendError(f"backend {name!r} is not installed ({e}); install it with "
-                           f"`pip install {_PIP.get(name, name)}`") from None
-    if "broadcast_like" not in vars(module):
-        from .backends import adjoint_helpers
-        adjoint_helpers.install(vars(module))
-    if key[1] is not None:
-        module = _rebind_device(module, key[1])
-    _loaded[key] = module
-    return module
-
-
-def is_installed(name: str) -> bool:
-    """Whether the framework can be imported, without importing it."""
-    name = canonical_name(name)
-    if name in ("numpy", PYTHON):
-        return True
-    return importlib.util.find_spec(name) is not None
-
-
-def installed_frameworks() -> list[str]:
-    return [name for name in FRAMEWORKS if is_installed(name)]
-
-
-def _device_key(name: str, device: Any) -> str | None:
-    if device is None or name != "torch":
-        return None
-    text = str(device)
-    if text == "cpu":
-        return None
-    return "cuda:0" if text == "cuda" else text
-
-
-def _rebind_device(module: types.ModuleType, device: str) -> types.ModuleType:
-    """A copy of ``module`` whose functions see ``DEVICE = device``."""
-    copy = types.ModuleType(f"{module.__name__}[{device}]", module.__doc__)
-    namespace = copy.__dict__
-    namespace.update({k: v for k, v in vars(module).items() if k not in ("__name__", "__doc__")})
-    import torch
-    namespace["DEVICE"] = torch.device(device)
-    for key, value in list(namespace.items()):
-        if isinstance(value, types.FunctionType) and value.__globals__ is vars(module):
-            fn = types.FunctionType(value.__code__, namespace, value.__name__,
-                                    value.__defaults__, value.__closure__)
-            fn.__kwdefaults__ = value.__kwdefaults__
-            fn.__doc__ = value.__doc__
-            namespace[key] = fn
-    return copy
+    module = t.__module__ or ""
+    name = next((r.name for r in _table.values() if r.owns_module(module)), None)
+    if name is not None and not hasattr(value, "dtype"):
+        name = None  # numpy.random.Generator, torch.Size and friends are not values
+    TYPE_CACHE[t] = name
+    return name

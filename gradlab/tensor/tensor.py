@@ -15,7 +15,7 @@ from ..errors import BackendError
 from . import dtypes as _dtypes
 from .detect import PYTHON, framework_of, require_framework
 from .devices import device_label, device_of
-from .registry import backend
+from .registry import backend, get
 
 Axis = Union[int, Sequence[int], None]
 Shape = Union[int, Sequence[int]]
@@ -862,8 +862,7 @@ def tensor_class(framework: str) -> type[Tensor]:
         return _classes[framework]
     except KeyError:
         pass
-    title = {"numpy": "NumPy", "torch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX",
-             "python": "Python"}[framework]
+    title = get(framework).title
     ops = backend(framework)
     namespace: dict[str, Any] = {"__slots__": (), "framework": framework, "ops": ops}
     whole = getattr(ops, "WHOLE_REDUCTIONS", {})

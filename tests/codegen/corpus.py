@@ -13,6 +13,7 @@ import numpy as np
 import scipy.special
 
 import gradlab
+from gradlab.tensor import FRAMEWORKS
 
 CORPUS: list["Case"] = []
 
@@ -25,7 +26,7 @@ class Case:
     domain: str = "normal"          # normal | positive | unit (inside (-0.9, 0.9)) | wide
     scalars: tuple[int, ...] = ()   # argument positions passed as Python numbers
     ints: dict[int, int] = field(default_factory=dict)   # position -> fixed int value
-    frameworks: tuple[str, ...] = ("numpy", "torch", "tensorflow", "jax")
+    frameworks: tuple[str, ...] = FRAMEWORKS     # every registered backend, unless narrowed
     tol: float = 1e-5
 
     @property

@@ -1,10 +1,11 @@
 """JAX primitives: ``jax.numpy`` already speaks NumPy's signatures, so nearly every name is JAX's
-own function; indexed updates use ``x.at[...]``. Works eagerly and under ``jax.jit``."""
+own function; indexed updates use ``x.at[...]``. Works eagerly and under ``jax.jit``.
+:class:`JaxBackend` (``BACKEND``) answers for devices, conversions, the seed and ``jax.grad``."""
 from __future__ import annotations
 
 import builtins
 import operator
-from typing import Any
+from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
@@ -12,10 +13,8 @@ import jax.scipy.special as jsp
 import numpy as np
 
 from .. import dtypes as _dtypes
-from .common import PadMode, complete
-
-NAME = "jax"
-DEVICE: Any = None
+from .base import Backend
+from .common import PadMode
 
 
 def native_dtype(dtype: Any) -> Any:
@@ -191,16 +190,12 @@ def item(x: Any) -> Any:
 
 stop_gradient = jax.lax.stop_gradient
 
-complete(globals())
-
-CREATION = ()
-
 
 # --- matmul's adjoint as dot_general, which contracts any axis ------------------------------
 # The generic halves (adjoint_helpers) transpose, and write the outer product as a broadcast
 # multiply; XLA keeps both as they are. As one dot_general each, W3 under jax.jit (40 steps
 # of a 64x64 matrix-vector product) runs as fast as jax.grad's own program (was 1.2x). Other
-# ranks fall back on the generic halves, which adjoint_helpers.install puts here.
+# ranks fall back on the generic halves (generic_matmul_grad_x/y in the namespace).
 generic_matmul_grad_x: Any
 generic_matmul_grad_y: Any
 _NO_BATCH = ((), ())
@@ -226,3 +221,54 @@ def matmul_grad_y(dz: Any, x: Any, y: Any) -> Any:
     if jnp.ndim(x) == 2 and jnp.ndim(dz) == jnp.ndim(y) and jnp.ndim(y) in (1, 2):
         return _dot(x, dz, ((0,), (0,)))
     return generic_matmul_grad_y(dz, x, y)
+
+
+class JaxBackend(Backend):
+    name, title, reference = "jax", "JAX", "jax.grad"
+
+    def is_traced(self, value: Any) -> bool:
+        return type(value).__module__.startswith("jax._src")   # a tracer inside jax.jit
+
+    def devices(self) -> list[str]:
+        try:
+            gpus = jax.devices("gpu")
+        except RuntimeError:
+            gpus = []
+        return ["cpu"] + [f"gpu:{d.id}" for d in gpus if d.platform != "cpu"]
+
+    def device_of(self, x: Any) -> Any:
+        try:
+            devices = x.devices()
+        except Exception:  # a tracer inside jax.jit has no device yet
+            return "traced"
+        return next(iter(devices))
+
+    def device_label(self, device: Any) -> str:
+        if isinstance(device, str):
+            return device
+        platform = getattr(device, "platform", "cpu")
+        if platform == "cpu":
+            return "cpu"
+        return f"{platform}:{getattr(device, 'id', 0)} · {getattr(device, 'device_kind', '')}"
+
+    def synchronize(self, x: Any) -> None:
+        x.block_until_ready()
+
+    def from_numpy(self, array: Any) -> Any:
+        return jnp.asarray(array)
+
+    def to_device(self, x: Any, device: Any) -> Any:
+        if isinstance(device, str):
+            kind, _, index = device.partition(":")
+            device = jax.devices("gpu" if kind in ("cuda", "gpu") else kind)[int(index or 0)]
+        return jax.device_put(x, device)
+
+    def from_dlpack(self, view: Any) -> Any:
+        return jnp.from_dlpack(view)
+
+    def value_and_grad(self, f: Callable[..., Any], args: tuple[Any, ...],
+                       indices: tuple[int, ...]) -> tuple[Any, tuple[Any, ...]]:
+        return jax.value_and_grad(f, argnums=indices)(*args)  # type: ignore[no-any-return]
+
+
+BACKEND = JaxBackend()

@@ -1,16 +1,21 @@
-"""NumPy primitives. Most names are NumPy's own ufuncs and functions, bound directly."""
+"""NumPy primitives. Most names are NumPy's own ufuncs and functions, bound directly.
+
+:class:`NumPyBackend` (``BACKEND``) is the backend object: everything runs on the CPU, values are
+NumPy's own, and the reference autodiff is HIPS autograd (NumPy has none of its own)."""
 from __future__ import annotations
 
 import math
 import operator
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from .. import dtypes as _dtypes
-from .common import PadMode, complete, is_basic_index
+from ..autodiff import with_module_swapped
+from ...errors import GradlabError
+from .base import Backend
+from .common import PadMode, is_basic_index
 
-NAME = "numpy"
 float32, float64 = np.float32, np.float64
 
 
@@ -285,4 +290,44 @@ def stop_gradient(x: Any) -> Any:
     return x
 
 
-complete(globals())
+# --- a helper of gradient code, NumPy's own form -------------------------------------------------
+def broadcast_like(g: Any, x: Any) -> Any:
+    """``g`` spread to ``x``'s shape and dtype; a Python number stays a number."""
+    dt = getattr(x, "dtype", None)
+    if dt is None:   # a Python number
+        return g
+    if type(g) is np.ndarray and g.dtype == dt and g.shape == x.shape:
+        return g
+    if dt.kind not in "fc":
+        dt = np.result_type(g, 1.0)
+    if isinstance(g, (int, float)):
+        return np.full(x.shape, g, dtype=dt)
+    return np.broadcast_to(np.asarray(g, dtype=dt), np.shape(x))
+
+
+class NumPyBackend(Backend):
+    name, title, reference = "numpy", "NumPy", "HIPS autograd"
+    typed_seed = False               # NumPy takes Python numbers everywhere
+    numpy_scalars_are_constants = False
+
+    def from_numpy(self, array: Any) -> Any:
+        return array
+
+    def from_value(self, x: Any, source: Backend, device: Any = None) -> Any:
+        return source.to_numpy(x)
+
+    def value_and_grad(self, f: Callable[..., Any], args: tuple[Any, ...],
+                       indices: tuple[int, ...]) -> tuple[Any, tuple[Any, ...]]:
+        """Through HIPS autograd: ``f``'s references to the ``numpy`` module are pointed at
+        ``autograd.numpy`` for the duration of the call."""
+        try:
+            import autograd
+            import autograd.numpy as anp
+        except ImportError:
+            raise GradlabError("NumPy has no autodiff of its own; install HIPS autograd "
+                               "(`pip install autograd`) for reference gradients") from None
+        traced = with_module_swapped(f, "numpy", anp)
+        return autograd.value_and_grad(traced, indices)(*args)  # type: ignore[no-any-return]
+
+
+BACKEND = NumPyBackend()

@@ -53,14 +53,14 @@ def scalar_first(name: str, array_fn: Callable[[Any], Any]) -> Callable[[Any], A
     """``array_fn`` for tensors; for a Python int or float, the ``math`` value as a Python
     float (NumPy's nan/inf where ``math`` refuses, as outside a function's domain)."""
     scalar_fn = SCALAR_FUNCTIONS[name]
-    numpy_fn = getattr(_np_ops, name)
 
     def op(x: Any) -> Any:
         if type(x) in NUMBERS:
             try:
                 return scalar_fn(float(x))
             except (ValueError, OverflowError, ZeroDivisionError):
-                return float(numpy_fn(float(x)))
+                # the functions that raise there are NumPy's own ufuncs (sqrt, log, exp...)
+                return float(getattr(_np_ops, name)(float(x)))
         return array_fn(x)
     op.__name__ = name
     op.__doc__ = f"{getattr(array_fn, '__name__', name)} for arrays; Python numbers stay Python."
@@ -119,19 +119,16 @@ def binary_first(name: str, array_fn: Callable[..., Any]) -> Callable[..., Any]:
     return op
 
 
-def accept_python_numbers(ns: dict[str, Any]) -> None:
-    """Wrap each unary primitive of a backend namespace with :func:`scalar_first`, and each
-    reduction with :func:`reduction_first`. The framework's own functions stay in
-    ``ns["TENSOR_ONLY"]`` for callers that only ever hold tensors (the Tensor wrapper's
-    methods), which so skip the extra frame."""
-    originals = ns.setdefault("TENSOR_ONLY", {})
+def python_number_versions(ns: dict[str, Any]) -> dict[str, Callable[..., Any]]:
+    """For a namespace whose framework refuses Python numbers: each of its unary primitives
+    wrapped with :func:`scalar_first`, each reduction with :func:`reduction_first` and each
+    binary primitive with :func:`binary_first` (the namespace itself is left as it is)."""
+    out: dict[str, Callable[..., Any]] = {}
     for name in SCALAR_FUNCTIONS:
         if name in ns:
-            originals[name] = ns[name]
-            ns[name] = scalar_first(name, ns[name])
+            out[name] = scalar_first(name, ns[name])
     for name in SCALAR_REDUCTIONS:
-        originals[name] = ns[name]
-        ns[name] = reduction_first(name, ns[name])
+        out[name] = reduction_first(name, ns[name])
     for name in SCALAR_BINARY:
-        originals[name] = ns[name]
-        ns[name] = binary_first(name, ns[name])
+        out[name] = binary_first(name, ns[name])
+    return out

@@ -1,21 +1,20 @@
 """TensorFlow primitives: ``tf.math``/``tf.reduce_*`` where they match NumPy's arguments (most
 reductions do), adapters for the rest (NumPy-style ``split``, indexed updates, ``matmul`` of
-vectors). Works eagerly and inside ``tf.function``."""
+vectors). Works eagerly and inside ``tf.function``. :class:`TensorFlowBackend` (``BACKEND``)
+answers for devices, conversions, the seed and ``tf.GradientTape``."""
 from __future__ import annotations
 
 import builtins
+import functools
 import math as _math
 import operator
-from typing import Any
+from typing import Any, Callable
 
 import tensorflow as tf
 
 from .. import dtypes as _dtypes
-from .common import PadMode, complete, is_basic_index, normalize_axes, pad_indices, pad_pairs
-from .scalars import accept_python_numbers
-
-NAME = "tensorflow"
-DEVICE: Any = None
+from .base import Backend
+from .common import PadMode, is_basic_index, normalize_axes, pad_indices, pad_pairs
 
 
 def native_dtype(dtype: Any) -> Any:
@@ -519,17 +518,13 @@ def item(x: Any) -> Any:
 
 stop_gradient = tf.stop_gradient
 
-complete(globals())
-accept_python_numbers(globals())
-
-CREATION = ()
 
 
 # --- matmul's adjoint with MatMul's transpose flags ----------------------------------------
 # The generic halves (adjoint_helpers) transpose with an op of their own; inside tf.function
 # every op is a step of the graph executor, which dominates on small matrices (W3: 40 steps of
 # a 64x64 matrix-vector product ran 1.3x tf.GradientTape's graph). Other ranks fall back on
-# the generic halves, which adjoint_helpers.install puts here.
+# the generic halves (generic_matmul_grad_x/y in the namespace).
 generic_matmul_grad_x: Any
 generic_matmul_grad_y: Any
 
@@ -567,3 +562,71 @@ def matmul_grad_y(dz: Any, x: Any, y: Any) -> Any:
     if ndim(x) == 2 and ndim(y) == 2 and ndim(dz) == 2:
         return tf.linalg.matmul(x, dz, transpose_a=True)
     return generic_matmul_grad_y(dz, x, y)
+
+
+class TensorFlowBackend(Backend):
+    name, title, reference = "tensorflow", "TensorFlow", "tf.GradientTape"
+    wraps_python_numbers = True     # tf.math.sin(0.5) makes a float32 tensor
+
+    def is_traced(self, value: Any) -> bool:
+        return not hasattr(value, "numpy")   # a symbolic tensor inside tf.function
+
+    def devices(self) -> list[str]:
+        return ["cpu"] + [f"gpu:{i}" for i, _ in enumerate(tf.config.list_physical_devices("GPU"))]
+
+    def device_of(self, x: Any) -> Any:
+        # '/job:localhost/replica:0/task:0/device:GPU:0' -> 'gpu:0'
+        tail = (getattr(x, "device", "") or "").rpartition("device:")[2]
+        if not tail:
+            return "cpu"
+        kind, _, index = tail.partition(":")
+        return "cpu" if kind == "CPU" else f"{kind.lower()}:{index or 0}"
+
+    def device_label(self, device: Any) -> str:
+        text = str(device)
+        return f"{text} · {_gpu_name(text)}" if text.startswith("gpu") else text
+
+    def synchronize(self, x: Any) -> None:
+        if hasattr(x, "numpy"):
+            x.numpy()
+
+    def to_numpy(self, x: Any) -> Any:
+        return x.numpy()
+
+    def dlpack_view(self, x: Any) -> Any:
+        return None
+
+    def from_value(self, x: Any, source: Backend, device: Any = None) -> Any:
+        """A copy through NumPy, made on ``device``."""
+        with tf.device(_device_spec(device)):
+            return tf.convert_to_tensor(source.to_numpy(x))
+
+    def value_and_grad(self, f: Callable[..., Any], args: tuple[Any, ...],
+                       indices: tuple[int, ...]) -> tuple[Any, tuple[Any, ...]]:
+        with tf.GradientTape() as tape:
+            for i in indices:
+                tape.watch(args[i])
+            value = f(*args)
+        grads = tape.gradient(value, [args[i] for i in indices],
+                              unconnected_gradients=tf.UnconnectedGradients.ZERO)
+        return value, tuple(grads)
+
+
+def _device_spec(device: Any) -> str:
+    if device is None:
+        return ""
+    kind, _, index = str(device).partition(":")
+    return f"/{'GPU' if kind in ('cuda', 'gpu') else 'CPU'}:{index or 0}"
+
+
+@functools.lru_cache(maxsize=None)
+def _gpu_name(device: str) -> str:
+    index = int(device.partition(":")[2] or 0)
+    gpus = tf.config.list_physical_devices("GPU")
+    if index < len(gpus):
+        details = tf.config.experimental.get_device_details(gpus[index])
+        return str(details.get("device_name", "GPU"))
+    return "GPU"
+
+
+BACKEND = TensorFlowBackend()

@@ -1,20 +1,22 @@
 """PyTorch primitives: ``torch``'s own functions where they take NumPy's arguments, adapters where
 they differ (``dim``/``keepdim``, functions that refuse Python numbers). Creation functions
-place new tensors on the namespace's device (see :func:`for_device`)."""
+place new tensors on the namespace's ``DEVICE``: :class:`TorchBackend` (``BACKEND``) makes one
+namespace per device, and answers for devices, conversions, the seed and ``torch.autograd``."""
 from __future__ import annotations
 
 import builtins
+import functools
 import operator
-from typing import Any
+from typing import Any, Callable, Hashable
 
 import torch
 import torch.nn.functional as F
 
 from .. import dtypes as _dtypes
-from .common import PadMode, complete, is_basic_index, normalize_axes, pad_indices, pad_pairs
-from .scalars import accept_python_numbers
+from .base import Backend
+from .common import PadMode, is_basic_index, normalize_axes, pad_indices, pad_pairs
 
-NAME = "torch"
+#: where creation functions put new tensors; None is torch's default (set per namespace)
 DEVICE: Any = None
 
 
@@ -407,7 +409,7 @@ def solve(a: Any, b: Any) -> Any:
 # ``matmul``: 3.7 and 3.6 µs for a 64x64 ``W @ h`` here, 3.0 and 3.1 µs by these. W3 makes
 # 40 such pairs per call.
 # Other ranks, and a gradient that is still the number 0.0, fall back on the generic halves,
-# which adjoint_helpers.install puts here.
+# which the namespace holds as generic_matmul_grad_x/y (see namespace.py).
 generic_matmul_grad_x: Any
 generic_matmul_grad_y: Any
 
@@ -549,9 +551,79 @@ def stop_gradient(x: Any) -> Any:
     return x.detach() if isinstance(x, torch.Tensor) else x
 
 
-complete(globals())
-accept_python_numbers(globals())
+class TorchBackend(Backend):
+    name, title, reference = "torch", "PyTorch", "torch.autograd"
+    wraps_python_numbers = True     # torch.sin(0.5) raises
+    binds_device = True             # creation functions read the namespace's DEVICE
 
-#: Names that create tensors and so must know the device.
-CREATION = ("zeros", "ones", "full", "arange", "linspace", "eye", "array", "one_hot", "uniform",
-            "normal")
+    def devices(self) -> list[str]:
+        return ["cpu"] + [f"cuda:{i}" for i in range(torch.cuda.device_count())]
+
+    def device_of(self, x: Any) -> Any:
+        return str(x.device)
+
+    def device_label(self, device: Any) -> str:
+        text = str(device)
+        return f"{text} · {_gpu_name(text)}" if text.startswith("cuda") else text
+
+    def spell_device(self, device: str) -> str:
+        return device.replace("gpu", "cuda")
+
+    def synchronize(self, x: Any) -> None:
+        if x.is_cuda:
+            torch.cuda.synchronize(x.device)
+
+    def call_device(self, args: tuple[Any, ...]) -> Any:
+        """The CUDA device of the first tensor among ``args`` (None: the CPU)."""
+        for a in args:
+            if type(a).__module__ == "torch" or hasattr(a, "is_cuda"):
+                return str(a.device) if getattr(a, "is_cuda", False) else None
+        return None
+
+    def device_key(self, device: Any) -> Hashable | None:
+        text = str(device)
+        if text == "cpu":
+            return None
+        return "cuda:0" if text == "cuda" else text
+
+    def native_device(self, key: Hashable) -> Any:
+        return torch.device(str(key))
+
+    def to_numpy(self, x: Any) -> Any:
+        return x.detach().cpu().numpy()
+
+    def from_numpy(self, array: Any) -> Any:
+        return torch.as_tensor(array)
+
+    def to_device(self, x: Any, device: Any) -> Any:
+        text = str(device)
+        return x.to("cuda:0" if text in ("cuda", "gpu") else text.replace("gpu", "cuda"))
+
+    def dlpack_view(self, x: Any) -> Any:
+        return x.detach()
+
+    def from_dlpack(self, view: Any) -> Any:
+        return torch.from_dlpack(view)
+
+    def one(self, sample: Any) -> Any:
+        return torch.ones((), dtype=sample.dtype, device=sample.device)
+
+    def value_and_grad(self, f: Callable[..., Any], args: tuple[Any, ...],
+                       indices: tuple[int, ...]) -> tuple[Any, tuple[Any, ...]]:
+        args_ = list(args)
+        for i in indices:
+            args_[i] = args[i].detach().clone().requires_grad_(True)
+        with torch.enable_grad():
+            value = f(*args_)
+            grads = torch.autograd.grad(value, [args_[i] for i in indices], allow_unused=True)
+        grads = tuple(torch.zeros_like(args[i]) if g is None else g
+                      for i, g in zip(indices, grads))
+        return value.detach(), grads
+
+
+@functools.lru_cache(maxsize=None)
+def _gpu_name(device: str) -> str:
+    return torch.cuda.get_device_name(int(device.partition(":")[2] or 0))
+
+
+BACKEND = TorchBackend()
