@@ -358,7 +358,7 @@ class Transform:
             builder = Reverse(program, unit, list(self.wrt), 1.0, fname, set(scalars))
             fn_def = builder.build()
             seed_name = builder.adj(builder.fn.result)
-            result = builder.fn.result
+            result = builder.value_name
             program.add(fn_def, unit, {result})
             program.defs.insert(0, program.defs.pop())  # the gradient first, helpers after
             factory, source, filename = compile_program(
@@ -409,37 +409,172 @@ def _also_return(fname: str, value_name: str | None) -> Callable[[ast.Module], N
 
 class JVPFunction(GeneratedFunction):
     """What ``gradlab.jvp`` returns: ``df(*args, tangent) -> (value, directional derivative)``;
-    with several ``wrt``, ``tangent`` is a tuple."""
+    with several ``wrt``, ``tangent`` is a tuple. The function's own arguments may be passed by
+    keyword and keep their defaults; the tangent is the last positional argument."""
 
-    def __call__(self, *args: Any) -> Any:
+    def _split(self, args: tuple[Any, ...], kwargs: dict[str, Any]
+               ) -> tuple[list[Any], tuple[Any, ...]]:
+        """The function's arguments (every parameter, defaults filled in) and the tangents."""
+        what = "vector v" if self.mode == "hvp" else "tangent"
         if not args:
-            raise GradlabError(f"{self.name} takes the function's arguments and then the tangent")
+            raise GradlabError(f"{self.name} takes the arguments of {self.fn.__name__} and then "
+                               f"the {what}")
         *primals, tangent = args
         tangents = tuple(tangent) if self.many else (tangent,)
         if len(tangents) != len(self.wrt):
-            raise GradlabError(f"{self.name} needs {len(self.wrt)} tangents, got {len(tangents)}")
-        extra = list(self.options.get("extra_args", ()))
-        impl, fw = self._select(tuple(primals) + tangents)
-        return impl(*primals, *extra, *tangents)
+            raise GradlabError(f"{self.name} needs one {what} for each of "
+                               f"{', '.join(self.wrt)} (a tuple of {len(self.wrt)}), got "
+                               f"{len(tangents)}")
+        return self._bind(primals, kwargs), tangents
+
+    def _bind(self, primals: list[Any], kwargs: dict[str, Any]) -> list[Any]:
+        params = self.params
+        if len(primals) == len(params) and not kwargs:
+            return primals
+        what = "vector v" if self.mode == "hvp" else "tangent"
+        if len(primals) > len(params):
+            raise GradlabError(f"{self.name} takes the {len(params)} arguments of "
+                               f"{self.fn.__name__} ({', '.join(params)}) and then the {what}; "
+                               f"got {len(primals) + 1} positional arguments")
+        defaults = _defaults(self.fn)
+        kwargs = dict(kwargs)
+        full = list(primals)
+        for p in params[len(primals):]:
+            if p in kwargs:
+                full.append(kwargs.pop(p))
+            elif p in defaults:
+                full.append(defaults[p])
+            else:
+                raise GradlabError(f"{self.name}: missing the argument {p!r} of "
+                                   f"{self.fn.__name__} (its arguments come first, then the "
+                                   f"{what})")
+        if kwargs:
+            extra = next(iter(kwargs))
+            raise GradlabError(f"{self.name}: {extra!r} is "
+                               + ("given twice" if extra in params else
+                                  f"not a parameter of {self.fn.__name__} "
+                                  f"({', '.join(params)})"))
+        return full
+
+    def _run(self, full: list[Any], tangents: tuple[Any, ...], *extra: Any
+             ) -> tuple[Any, Any, Any]:
+        """(implementation's result, framework): the tangents go by keyword, after the
+        function's arguments and ``extra``."""
+        impl, fw = self._select(tuple(full) + tangents)
+        names = _keyword_only(impl)
+        return impl(*full, *extra, **dict(zip(names, tangents))), fw, impl
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        full, tangents = self._split(args, kwargs)
+        (value, tangent), fw, _ = self._run(full, tangents)
+        return value, _like(tangent, value, fw)
 
 
 class HVPFunction(JVPFunction):
-    """What ``gradlab.hvp`` returns: ``hvp(*args, v) -> H @ v`` (a tuple for several ``wrt``)."""
+    """What ``gradlab.hvp`` returns: ``hvp(*args, v) -> H @ v`` (a tuple for several ``wrt``),
+    shaped like the inputs. ``f`` must return a scalar, unless ``seed=`` gives the output's
+    weights: then it is the Hessian of the weighted sum ``sum(seed * f(*args))``."""
 
-    def __call__(self, *args: Any) -> Any:
-        _, hv = super().__call__(*args)
-        return tuple(hv) if self.many else hv
+    def __call__(self, *args: Any, seed: Any = None, **kwargs: Any) -> Any:
+        full, tangents = self._split(args, kwargs)
+        automatic = seed is None
+        if automatic:
+            fw = self._select(tuple(full) + tangents)[1]
+            seed = (self._typed_one(tuple(full), fw) if fw in _TYPED_SEEDS else None) or 1.0
+        try:
+            (value, (_, hv)), fw, _ = self._run(full, tangents, seed)
+        except Exception as e:
+            if automatic:
+                _require_scalar_output(self, full, e)
+            raise
+        if automatic and not _scalar_output(value):
+            _require_scalar_output(self, full, None, value)
+        x = tuple(full[self.params.index(w)] for w in self.wrt)
+        return _like(tuple(hv), x, fw) if self.many else _like(hv, x[0], fw)
+
+
+def _defaults(fn: Any) -> dict[str, Any]:
+    try:
+        return {n: p.default for n, p in inspect.signature(fn).parameters.items()
+                if p.default is not p.empty}
+    except (TypeError, ValueError):
+        return {}
+
+
+def _keyword_only(impl: Callable[..., Any]) -> tuple[str, ...]:
+    """The names of a generated function's keyword-only parameters (its tangents)."""
+    code = impl.__code__
+    return code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount]
+
+
+def _scalar_output(value: Any) -> bool:
+    """A number, or an array with one element (a tuple, list or dict of outputs is not)."""
+    if isinstance(value, (tuple, list, dict)):
+        return False
+    return all(d == 1 for d in getattr(value, "shape", ()))
+
+
+def _require_scalar_output(df: GeneratedFunction, args: list[Any], failure: Exception | None,
+                           value: Any = None) -> None:
+    """Without a seed, the function differentiated must return a scalar. ``failure``: the
+    generated code raised (a non-scalar output's seed ``1.0`` cannot be reshaped or indexed
+    like it): the original function tells whether its output is the cause."""
+    if failure is not None:
+        try:
+            value = df.fn(*args)
+        except Exception:
+            return            # the original fails too: its error is the one to see
+        if _scalar_output(value):
+            return
+    if isinstance(value, (tuple, list, dict)):
+        what = f"a {type(value).__name__} of {len(value)} outputs"
+    else:
+        what = f"a value of shape {tuple(getattr(value, 'shape', ()))}"
+    name = getattr(df.fn, "__qualname__", "the function")
+    if df.mode == "hvp":
+        message = (f"hvp needs a scalar function, and {name} returns {what}: pass seed=... "
+                   f"(weights shaped like the output, e.g. ones) for the Hessian of "
+                   f"sum(seed * {df.fn.__name__}(...))")
+    else:
+        message = (f"{name} returns {what}, not a scalar: pass its gradient as seed=..., e.g. "
+                   f"{df.name}(..., seed=ones_like(output))")
+    raise GradlabError(message) from failure
+
+
+def _like(t: Any, x: Any, fw: str) -> Any:
+    """A derivative given the structure, type, dtype and shape of ``x`` (a zero derivative can
+    come back as the number ``0.0``; a tuple's derivative as a list or an array)."""
+    if isinstance(x, (tuple, list)):
+        if isinstance(t, (tuple, list)) or hasattr(t, "shape") and len(t) == len(x):
+            return type(x)(_like(ti, xi, fw) for ti, xi in zip(t, x))
+        return type(x)(_like(t, xi, fw) for xi in x)
+    if type(t) is type(x) and getattr(t, "dtype", None) == getattr(x, "dtype", None) and (
+            getattr(t, "shape", None) == getattr(x, "shape", None)):
+        return t
+    if isinstance(x, float) and not hasattr(t, "shape") or (
+            isinstance(x, float) and getattr(t, "shape", None) == ()):
+        return float(t)
+    if not hasattr(x, "dtype"):
+        return t
+    ops = backend(fw if fw != PYTHON else "numpy")
+    if not hasattr(t, "dtype"):
+        return ops.full_like(x, t)
+    return ops.zeros_like(x) + ops.astype(t, ops.dtype(x))
 
 
 class ForwardTransform:
     """A forward-mode transform of one function (the user's, or generated gradient code), with
-    a variant specialized for parameters that are plain Python numbers, as in reverse mode."""
+    a variant specialized for parameters that are plain Python numbers, as in reverse mode.
+    ``value_name``: for generated gradient code, the variable holding the original function's
+    value, which the compiled code also returns (``hvp`` checks it is a scalar)."""
 
-    def __init__(self, fn: Any, wrt: tuple[str, ...], optimized: bool, label: str) -> None:
+    def __init__(self, fn: Any, wrt: tuple[str, ...], optimized: bool, label: str,
+                 value_name: str | None = None) -> None:
         self.fn = fn
         self.wrt = wrt
         self.optimized = optimized
         self.label = label
+        self.value_name = value_name
         self.variants: dict[frozenset[str], Any] = {}
         start = time.perf_counter()
         self.main = self.variant(frozenset())
@@ -456,9 +591,11 @@ class ForwardTransform:
             fname = program.reserve(self.label)
             fn_def = Forward(program, unit, list(self.wrt), fname,
                              scalar_params=set(scalars)).build()
-            program.add(fn_def, unit, set())
+            keep = {self.value_name} if self.value_name else set()
+            program.add(fn_def, unit, keep)
             program.defs.insert(0, program.defs.pop())
-            factory, source, filename = compile_program(program, fname)
+            transform = _also_return(fname, self.value_name) if self.value_name else None
+            factory, source, filename = compile_program(program, fname, transform=transform)
             hit = (factory, source, filename, fname, dict(program.free), None)
             self.variants[scalars] = hit
         return hit
@@ -483,7 +620,11 @@ def jvp(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True) -> JVPFu
 
 def hvp(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True) -> HVPFunction:
     """Hessian-vector product: ``hvp(f)(*args, v) -> H @ v``, by forward mode over the
-    generated gradient code (so it also works when ``f`` calls other user functions)."""
+    generated gradient code (so it also works when ``f`` calls other user functions).
+    ``f`` returns a scalar; for another output, ``hvp(f)(*args, v, seed=w)`` is the Hessian of
+    ``sum(w * f(*args))`` applied to ``v``."""
+    if isinstance(f, GeneratedFunction):
+        raise GradlabError("hvp of a generated function: pass the original function")
     g = grad(f, wrt, optimized=optimized)
     reverse_fn = g.implementation("numpy")
     names = g.wrt
@@ -491,13 +632,12 @@ def hvp(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True) -> HVPFu
     key = ("hvp", f.__code__, names, optimized, _fingerprint(f), rules_version())
     transform = _cache.get(key)
     if transform is None:
-        transform = ForwardTransform(reverse_fn, names, optimized, f"{reverse_fn.__name__}_jvp")
+        transform = ForwardTransform(reverse_fn, names, optimized, f"{reverse_fn.__name__}_jvp",
+                                     value_name=g.value_name)
         _cache[key] = transform
-    params = list(g.params)
-    out = HVPFunction(f, transform, transform.source, transform.filename, transform.fname,
-                      transform.free, names, g.many, "hvp", params, None,
-                      {"extra_args": (1.0,)}, transform.seconds)
-    return out
+    return HVPFunction(f, transform, transform.source, transform.filename, transform.fname,
+                       transform.free, names, g.many, "hvp", list(g.params), g.seed_name, {},
+                       transform.seconds)
 
 
 def grad(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True,

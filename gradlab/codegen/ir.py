@@ -96,6 +96,7 @@ class For(Stmt):
     range_args: list[gast.expr]
     body: list[Stmt]
     counter: str | None = None   # iterations done, when the loop can exit early (break)
+    reverse: bool = False        # ``for i in reversed(range(...))``: the indices count down
 
 
 @dataclass

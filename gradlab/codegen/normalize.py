@@ -369,9 +369,7 @@ class Normalizer:
             self.stmt(s)
         body, self.out = self.out, saved
         self.loop_depth -= 1
-        loop = ir.For(self.origin, index, range_args, body)
-        loop.reverse = reverse  # type: ignore[attr-defined]
-        self.emit(loop)
+        self.emit(ir.For(self.origin, index, range_args, body, reverse=reverse))
 
     def _insert_grad_of(self, node: gast.With) -> None:
         item = node.items[0]
