@@ -175,7 +175,11 @@ class GradientFunction(GeneratedFunction):
         types = (type(args[0]),) if len(args) == 1 else tuple(map(type, args))
         plain = self._plain.get(types)
         if plain is not None and seed is None and not kwargs:
-            value, grads = plain[0](*args)
+            try:
+                value, grads = plain[0](*args)
+            except Exception as e:   # a non-scalar output's seed 1.0 cannot take its shape
+                _require_scalar_output(self, args, e)
+                raise
             if getattr(value, "shape", ()):
                 _require_scalar(value, self)
             x = args[self.wrt_index]
@@ -188,15 +192,22 @@ class GradientFunction(GeneratedFunction):
         automatic = seed is None
         if automatic and fw in _TYPED_SEEDS:
             seed = self._typed_one(args, fw)
-        if seed is None:
-            value, grads = impl(*args, **kwargs)
-            if getattr(value, "shape", ()):
-                _require_scalar(value, self)
-        else:
-            with_seed: dict[str, Any] = {**kwargs, str(self.seed_name): seed}
-            value, grads = impl(*args, **with_seed)
-            if automatic and len(getattr(value, "shape", ())):
-                _require_scalar(value, self)
+        try:
+            if seed is None:
+                value, grads = impl(*args, **kwargs)
+                if getattr(value, "shape", ()):
+                    _require_scalar(value, self)
+            else:
+                with_seed: dict[str, Any] = {**kwargs, str(self.seed_name): seed}
+                value, grads = impl(*args, **with_seed)
+                if automatic and len(getattr(value, "shape", ())):
+                    _require_scalar(value, self)
+        except GradlabError:
+            raise
+        except Exception as e:   # a non-scalar output's seed 1.0 cannot take its shape
+            if automatic:
+                _require_scalar_output(self, args, e, kwargs=kwargs)
+            raise
         if self.many and len(self.wrt) == 1:
             grads = (grads,)
         x = args[self.wrt_index] if not self.many and self.wrt_index < len(args) else None
@@ -514,14 +525,16 @@ def _scalar_output(value: Any) -> bool:
     return all(d == 1 for d in getattr(value, "shape", ()))
 
 
-def _require_scalar_output(df: GeneratedFunction, args: list[Any], failure: Exception | None,
-                           value: Any = None) -> None:
+def _require_scalar_output(df: GeneratedFunction, args: Sequence[Any],
+                           failure: Exception | None, value: Any = None,
+                           kwargs: dict[str, Any] | None = None) -> None:
     """Without a seed, the function differentiated must return a scalar. ``failure``: the
     generated code raised (a non-scalar output's seed ``1.0`` cannot be reshaped or indexed
-    like it): the original function tells whether its output is the cause."""
+    like it): the original function, run on the same arguments, tells whether its output is
+    the cause (only on this failing path: a call that works costs nothing more)."""
     if failure is not None:
         try:
-            value = df.fn(*args)
+            value = df.fn(*args, **(kwargs or {}))
         except Exception:
             return            # the original fails too: its error is the one to see
         if _scalar_output(value):
@@ -531,13 +544,14 @@ def _require_scalar_output(df: GeneratedFunction, args: list[Any], failure: Exce
     else:
         what = f"a value of shape {tuple(getattr(value, 'shape', ()))}"
     name = getattr(df.fn, "__qualname__", "the function")
+    example = "(1.0, 1.0)" if isinstance(value, (tuple, list)) else "ones_like(output)"
     if df.mode == "hvp":
         message = (f"hvp needs a scalar function, and {name} returns {what}: pass seed=... "
-                   f"(weights shaped like the output, e.g. ones) for the Hessian of "
-                   f"sum(seed * {df.fn.__name__}(...))")
+                   f"(weights shaped like the output, e.g. seed={example}) for the Hessian of "
+                   f"the weighted sum of its outputs")
     else:
-        message = (f"{name} returns {what}, not a scalar: pass its gradient as seed=..., e.g. "
-                   f"{df.name}(..., seed=ones_like(output))")
+        message = (f"{name} returns {what}, not a scalar: pass its gradient as seed=... "
+                   f"(shaped like the output), e.g. {df.name}(..., seed={example})")
     raise GradlabError(message) from failure
 
 

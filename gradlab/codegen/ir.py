@@ -80,6 +80,11 @@ class Effect(Stmt):
     call: str = ""               # a call kept for its effect on its arguments: np.copyto...
 
 
+#: Primitives whose result is a Python list of arrays: ``split``/``unstack`` in the user's code,
+#: and the list helpers of gradient code (``hvp`` reads that code as a program too).
+LIST_RESULTS = frozenset({"split", "unstack", "zeros_like_list", "unconcatenate", "add_lists"})
+
+
 @dataclass
 class If(Stmt):
     test: gast.expr

@@ -386,7 +386,7 @@ class Normalizer:
         op, _ = self.op(value)
         self.emit(Assign(self.origin, [target], op))
         if op.kind == "list" or (op.kind == "copy" and isinstance(op.args[0], str)
-                                 and op.args[0] in self.lists) or op.prim in ("split", "unstack"):
+                                 and op.args[0] in self.lists) or op.prim in ir.LIST_RESULTS:
             self.lists.add(target)
         else:
             self.lists.discard(target)
@@ -416,7 +416,7 @@ class Normalizer:
         if key is not None:
             memo[key] = name
         self.emit(Assign(self.origin, [name], op))
-        if op.kind == "list" or op.prim in ("split", "unstack"):
+        if op.kind == "list" or op.prim in ir.LIST_RESULTS:
             self.lists.add(name)
         return name
 

@@ -869,7 +869,7 @@ def _list_names(fn: ir.Function) -> set[str]:
     for s in ir.walk(fn.body):
         if isinstance(s, Assign) and s.op.kind == "list":
             out.update(s.targets)
-        if isinstance(s, Assign) and s.op.kind == "prim" and s.op.prim in ("split", "unstack"):
+        if isinstance(s, Assign) and s.op.kind == "prim" and s.op.prim in ir.LIST_RESULTS:
             out.update(s.targets)
         if isinstance(s, ir.Effect) and s.kind == "append":
             out.add(s.target)
