@@ -533,8 +533,11 @@ def _require_scalar_output(df: GeneratedFunction, args: Sequence[Any],
     like it): the original function, run on the same arguments, tells whether its output is
     the cause (only on this failing path: a call that works costs nothing more)."""
     if failure is not None:
+        import warnings
         try:
-            value = df.fn(*args, **(kwargs or {}))
+            with warnings.catch_warnings():   # NumPy code on torch tensors, say: only a look
+                warnings.simplefilter("ignore")
+                value = df.fn(*args, **(kwargs or {}))
         except Exception:
             return            # the original fails too: its error is the one to see
         if _scalar_output(value):
@@ -565,8 +568,7 @@ def _like(t: Any, x: Any, fw: str) -> Any:
     if type(t) is type(x) and getattr(t, "dtype", None) == getattr(x, "dtype", None) and (
             getattr(t, "shape", None) == getattr(x, "shape", None)):
         return t
-    if isinstance(x, float) and not hasattr(t, "shape") or (
-            isinstance(x, float) and getattr(t, "shape", None) == ()):
+    if type(x) is float and getattr(t, "shape", ()) == ():
         return float(t)
     if not hasattr(x, "dtype"):
         return t

@@ -135,6 +135,8 @@ class Forward:
         op = s.op
         if op.kind == "copy" and isinstance(op.args[0], ir.Const):
             return [assign(self.dot(t), const(0.0)) for t in targets]   # a number's tangent
+        if op.kind == "list" and not op.args:      # xs = []: its tangents are appended alongside
+            return [assign(self.dot(t), gast.List(elts=[], ctx=gast.Load())) for t in targets]
         if not any(a in self.varied for a in ir.op_reads(op)) and op.kind != "pop":
             return [self._zeros(t) for t in targets]
         if op.kind == "copy":
