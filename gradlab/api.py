@@ -14,6 +14,8 @@ import time
 import types
 from typing import Any, Callable, Sequence, Union
 
+from numpy import float32, float64, ndarray
+
 from .errors import GradlabError
 from .tensor.detect import PYTHON, common_framework
 from .tensor.registry import backend
@@ -423,6 +425,11 @@ class JVPFunction(GeneratedFunction):
     with several ``wrt``, ``tangent`` is a tuple. The function's own arguments may be passed by
     keyword and keep their defaults; the tangent is the last positional argument."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._arity = len(self.params) + 1     # every argument, then the tangent
+        self._tangent_names: dict[Any, tuple[str, ...]] = {}
+
     def _split(self, args: tuple[Any, ...], kwargs: dict[str, Any]
                ) -> tuple[list[Any], tuple[Any, ...]]:
         """The function's arguments (every parameter, defaults filled in) and the tangents."""
@@ -467,17 +474,30 @@ class JVPFunction(GeneratedFunction):
                                   f"({', '.join(params)})"))
         return full
 
-    def _run(self, full: list[Any], tangents: tuple[Any, ...], *extra: Any
-             ) -> tuple[Any, Any, Any]:
-        """(implementation's result, framework): the tangents go by keyword, after the
-        function's arguments and ``extra``."""
+    def _prepare(self, args: tuple[Any, ...], kwargs: dict[str, Any]
+                 ) -> tuple[Any, dict[str, Any], Callable[..., Any], str]:
+        """The function's arguments, the tangents by the keyword names of the implementation
+        chosen for these inputs, the implementation, and its framework."""
+        if not kwargs and len(args) == self._arity and not self.many:   # the common call
+            hit = self._by_types.get(tuple(map(type, args)))
+            impl, fw = hit if hit is not None else self._select(args)
+            names = self._tangent_names.get(impl) or self._names_of(impl)
+            return args[:-1], {names[0]: args[-1]}, impl, fw
+        full, tangents = self._split(args, kwargs)
         impl, fw = self._select(tuple(full) + tangents)
-        names = _keyword_only(impl)
-        return impl(*full, *extra, **dict(zip(names, tangents))), fw, impl
+        names = self._tangent_names.get(impl) or self._names_of(impl)
+        return full, dict(zip(names, tangents)), impl, fw
+
+    def _names_of(self, impl: Callable[..., Any]) -> tuple[str, ...]:
+        """The generated function's keyword-only parameters: the tangents."""
+        code = impl.__code__
+        names = code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount]
+        self._tangent_names[impl] = names
+        return names
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        full, tangents = self._split(args, kwargs)
-        (value, tangent), fw, _ = self._run(full, tangents)
+        full, tangents, impl, fw = self._prepare(args, kwargs)
+        value, tangent = impl(*full, **tangents)
         return value, _like(tangent, value, fw)
 
 
@@ -487,21 +507,24 @@ class HVPFunction(JVPFunction):
     weights: then it is the Hessian of the weighted sum ``sum(seed * f(*args))``."""
 
     def __call__(self, *args: Any, seed: Any = None, **kwargs: Any) -> Any:
-        full, tangents = self._split(args, kwargs)
+        full, tangents, impl, fw = self._prepare(args, kwargs)
         automatic = seed is None
         if automatic:
-            fw = self._select(tuple(full) + tangents)[1]
-            seed = (self._typed_one(tuple(full), fw) if fw in _TYPED_SEEDS else None) or 1.0
+            if fw in _TYPED_SEEDS:
+                seed = self._typed_one(tuple(full), fw)
+            if seed is None:
+                seed = 1.0
         try:
-            (value, (_, hv)), fw, _ = self._run(full, tangents, seed)
+            value, (_, hv) = impl(*full, seed, **tangents)
         except Exception as e:
             if automatic:
                 _require_scalar_output(self, full, e)
             raise
         if automatic and not _scalar_output(value):
             _require_scalar_output(self, full, None, value)
-        x = tuple(full[self.params.index(w)] for w in self.wrt)
-        return _like(tuple(hv), x, fw) if self.many else _like(hv, x[0], fw)
+        if self.many:
+            return _like(tuple(hv), tuple(full[self.params.index(w)] for w in self.wrt), fw)
+        return _like(hv, full[self.wrt_index], fw)
 
 
 def _defaults(fn: Any) -> dict[str, Any]:
@@ -512,17 +535,14 @@ def _defaults(fn: Any) -> dict[str, Any]:
         return {}
 
 
-def _keyword_only(impl: Callable[..., Any]) -> tuple[str, ...]:
-    """The names of a generated function's keyword-only parameters (its tangents)."""
-    code = impl.__code__
-    return code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount]
-
-
 def _scalar_output(value: Any) -> bool:
     """A number, or an array with one element (a tuple, list or dict of outputs is not)."""
+    if type(value) is float:
+        return True
     if isinstance(value, (tuple, list, dict)):
         return False
-    return all(d == 1 for d in getattr(value, "shape", ()))
+    shape = getattr(value, "shape", ())
+    return not shape or all(d == 1 for d in shape)
 
 
 def _require_scalar_output(df: GeneratedFunction, args: Sequence[Any],
@@ -558,9 +578,16 @@ def _require_scalar_output(df: GeneratedFunction, args: Sequence[Any],
     raise GradlabError(message) from failure
 
 
+_NUMPY_SCALARS = frozenset((float64, float32))
+
+
 def _like(t: Any, x: Any, fw: str) -> Any:
     """A derivative given the structure, type, dtype and shape of ``x`` (a zero derivative can
     come back as the number ``0.0``; a tuple's derivative as a list or an array)."""
+    tx = type(x)
+    if type(t) is tx and (tx is float or (tx is ndarray or tx in _NUMPY_SCALARS) and (
+            t.dtype == x.dtype and t.shape == x.shape)):
+        return t          # the common case, decided without the general machinery below
     if isinstance(x, (tuple, list)):
         if isinstance(t, (tuple, list)) or hasattr(t, "shape") and len(t) == len(x):
             return type(x)(_like(ti, xi, fw) for ti, xi in zip(t, x))
@@ -651,9 +678,11 @@ def hvp(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True) -> HVPFu
         transform = ForwardTransform(reverse_fn, names, optimized, f"{reverse_fn.__name__}_jvp",
                                      value_name=g.value_name)
         _cache[key] = transform
-    return HVPFunction(f, transform, transform.source, transform.filename, transform.fname,
-                       transform.free, names, g.many, "hvp", list(g.params), g.seed_name, {},
-                       transform.seconds)
+    out = HVPFunction(f, transform, transform.source, transform.filename, transform.fname,
+                      transform.free, names, g.many, "hvp", list(g.params), g.seed_name, {},
+                      transform.seconds)
+    out.value_name = g.value_name
+    return out
 
 
 def grad(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True,
