@@ -14,10 +14,10 @@ import time
 import types
 from typing import Any, Callable, Sequence, Union
 
-from numpy import float32, float64, ndarray
+from numpy import float32, float64, generic, ndarray
 
 from .errors import GradlabError
-from .tensor.detect import PYTHON, common_framework
+from .tensor.detect import PYTHON, common_framework, framework_of
 from .tensor.registry import backend
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
@@ -498,7 +498,7 @@ class JVPFunction(GeneratedFunction):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         full, tangents, impl, fw = self._prepare(args, kwargs)
         value, tangent = impl(*full, **tangents)
-        return value, _like(tangent, value, fw)
+        return value, _like(tangent, value)
 
 
 class HVPFunction(JVPFunction):
@@ -523,8 +523,8 @@ class HVPFunction(JVPFunction):
         if automatic and not _scalar_output(value):
             _require_scalar_output(self, full, None, value)
         if self.many:
-            return _like(tuple(hv), tuple(full[self.params.index(w)] for w in self.wrt), fw)
-        return _like(hv, full[self.wrt_index], fw)
+            return _like(tuple(hv), tuple(full[self.params.index(w)] for w in self.wrt))
+        return _like(hv, full[self.wrt_index])
 
 
 def _defaults(fn: Any) -> dict[str, Any]:
@@ -581,27 +581,33 @@ def _require_scalar_output(df: GeneratedFunction, args: Sequence[Any],
 _NUMPY_SCALARS = frozenset((float64, float32))
 
 
-def _like(t: Any, x: Any, fw: str) -> Any:
+def _like(t: Any, x: Any) -> Any:
     """A derivative given the structure, type, dtype and shape of ``x`` (a zero derivative can
-    come back as the number ``0.0``; a tuple's derivative as a list or an array)."""
+    come back as the number ``0.0``; a tuple's derivative as a list or an array), in ``x``'s
+    framework (a value NumPy computed on constants stays NumPy's on any backend)."""
     tx = type(x)
     if type(t) is tx and (tx is float or (tx is ndarray or tx in _NUMPY_SCALARS) and (
             t.dtype == x.dtype and t.shape == x.shape)):
         return t          # the common case, decided without the general machinery below
     if isinstance(x, (tuple, list)):
         if isinstance(t, (tuple, list)) or hasattr(t, "shape") and len(t) == len(x):
-            return type(x)(_like(ti, xi, fw) for ti, xi in zip(t, x))
-        return type(x)(_like(t, xi, fw) for xi in x)
-    if type(t) is type(x) and getattr(t, "dtype", None) == getattr(x, "dtype", None) and (
+            return tx(_like(ti, xi) for ti, xi in zip(t, x))
+        return tx(_like(t, xi) for xi in x)
+    if isinstance(x, dict):
+        return {k: _like(t[k] if isinstance(t, dict) else t, v) for k, v in x.items()}
+    if type(t) is tx and getattr(t, "dtype", None) == getattr(x, "dtype", None) and (
             getattr(t, "shape", None) == getattr(x, "shape", None)):
         return t
-    if type(x) is float and getattr(t, "shape", ()) == ():
+    if tx is float and getattr(t, "shape", ()) == ():
         return float(t)
     if not hasattr(x, "dtype"):
         return t
-    ops = backend(fw if fw != PYTHON else "numpy")
-    if not hasattr(t, "dtype"):
-        return ops.full_like(x, t)
+    if isinstance(x, generic):                 # a NumPy scalar: its own type
+        return x.dtype.type(t) if getattr(t, "shape", ()) == () else t
+    name = framework_of(x)
+    ops = backend(name if name not in (None, PYTHON) else "numpy")
+    if not hasattr(t, "dtype") or framework_of(t) != name and getattr(t, "shape", ()) == ():
+        return ops.full_like(x, float(t))      # a number, or another framework's scalar
     return ops.zeros_like(x) + ops.astype(t, ops.dtype(x))
 
 
