@@ -312,6 +312,15 @@ def test_non_scalar_output_asks_for_a_seed(framework, fn):
     assert_native(got, x, framework)
 
 
+@pytest.mark.parametrize("fn", [flat, expanded], ids=lambda f: f.__name__)
+def test_jvp_of_a_non_scalar_output(framework, fn):
+    x, v = to_framework(X3, framework), to_framework(V3, framework)
+    value, derivative = gradlab.jvp(fn)(x, v)
+    np.testing.assert_allclose(to_numpy(value), fn(X3), rtol=1e-12)
+    np.testing.assert_allclose(to_numpy(derivative), jvp_reference(fn, [X3], V3), rtol=1e-7)
+    assert_native(derivative, value, framework)
+
+
 def test_tuple_output_asks_for_a_seed():
     with pytest.raises(GradlabError, match=r"returns a tuple of 2 outputs.*seed=\(1.0, 1.0\)"):
         gradlab.hvp(two_outputs)(0.5, 1.0)
