@@ -176,7 +176,8 @@ def check(fn: ir.Function, act: Activity, parsed_error: object, mode: str = "rev
     for s in ir.walk(fn.body):
         if mode == "reverse" and (
                 isinstance(s, ir.Effect) and s.kind == "list_set" and s.target in act.varied
-                or isinstance(s, Assign) and s.op.kind == "pop" and s.op.args[0] in act.varied):
+                or isinstance(s, Assign) and s.op.kind == "pop" and s.op.args[0] in act.varied
+                or ir.popped_list(s) in act.varied):
             raise error("changing a list that carries a gradient (pop, item assignment) "  # type: ignore[operator]
                         "cannot be differentiated in reverse mode: build lists with append",
                         s.origin, "list mutation")

@@ -120,6 +120,9 @@ class Forward:
             if s.kind == "append" and s.target in self.varied:
                 value = self._tangent_atom(s.value)
                 return [expr_stmt(call(attr(self.dot(s.target), "append"), [value]))]
+            popped = ir.popped_list(s)
+            if popped in self.varied:   # xs.pop() on its own line: the tangents' list too
+                return [expr_stmt(call(attr(self.dot(popped), "pop"), []))]
             if s.kind == "list_set" and s.target in self.varied:
                 index = self.emitter.atom(s.node)
                 target = gast.Subscript(value=name(self.dot(s.target)), slice=index,

@@ -403,3 +403,20 @@ def test_jvp_of_a_dict_runs_on_its_tensors_framework(framework):
     assert float(to_numpy(value)) == pytest.approx(-1.0 + np.sin(1.0), rel=1e-12)
     assert float(to_numpy(derivative)) == pytest.approx(0.5 - 4.0 - np.cos(1.0), rel=1e-12)
     assert type(derivative).__module__.split(".")[0] == type(p["a"]).__module__.split(".")[0]
+
+
+# --- lists changed by pop -----------------------------------------------------------------------------
+def drops_the_last(x):
+    xs = [x, x * 2.0]
+    xs.pop()
+    return np.sum(xs[-1] * x)
+
+
+def test_jvp_follows_a_pop_on_its_own_line(framework):
+    """``xs.pop()`` dropped the value but not its tangent: the jvp read x * 2.0's tangent."""
+    x, v = to_framework(X3, framework), to_framework(V3, framework)
+    value, derivative = gradlab.jvp(drops_the_last)(x, v)
+    assert float(to_numpy(value)) == pytest.approx(float(np.sum(X3 * X3)), rel=1e-12)
+    assert float(to_numpy(derivative)) == pytest.approx(float(np.sum(2 * X3 * V3)), rel=1e-12)
+    source = gradlab.jvp(drops_the_last).source
+    assert "    xs.pop()\n    xs_dot.pop()\n" in source

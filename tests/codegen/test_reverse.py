@@ -39,3 +39,17 @@ def test_value_not_restored_is_not_copied():
     assert "the value, kept" not in gradlab.grad(collected).source
     value, _ = gradlab.value_and_grad(collected)(np.ones(2))
     assert value == pytest.approx(28.0)
+
+
+def drops_the_last(x):
+    xs = [x, x * 2.0]
+    xs.pop()
+    return np.sum(xs[-1] * x)
+
+
+def test_a_pop_on_its_own_line_is_refused():
+    """Reverse mode cannot follow a list that shrinks (it crashed with IndexError)."""
+    with pytest.raises(gradlab.GradlabSyntaxError, match="changing a list that carries a "
+                                                         "gradient") as info:
+        gradlab.grad(drops_the_last)
+    assert "xs.pop()" in str(info.value)
