@@ -522,8 +522,9 @@ class HVPFunction(JVPFunction):
             raise
         if automatic and not _scalar_output(value):
             _require_scalar_output(self, full, None, value)
-        if self.many:
-            return _like(tuple(hv), tuple(full[self.params.index(w)] for w in self.wrt))
+        if self.many:   # the generated code returns one array for wrt=(i,), a tuple for more
+            hv = (hv,) if len(self.wrt) == 1 else tuple(hv)
+            return _like(hv, tuple(full[self.params.index(w)] for w in self.wrt))
         return _like(hv, full[self.wrt_index])
 
 

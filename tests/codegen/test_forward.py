@@ -420,3 +420,19 @@ def test_jvp_follows_a_pop_on_its_own_line(framework):
     assert float(to_numpy(derivative)) == pytest.approx(float(np.sum(2 * X3 * V3)), rel=1e-12)
     source = gradlab.jvp(drops_the_last).source
     assert "    xs.pop()\n    xs_dot.pop()\n" in source
+
+
+# --- wrt as a tuple of one ------------------------------------------------------------------------------
+def quadratic_form(x, w):
+    return np.sum(np.dot(x[0, :], x[1]) * w)
+
+
+def test_hvp_with_a_tuple_of_one_wrt(framework):
+    """wrt=(0,) returns a tuple of one H v: the rows of H v were read as its items (every row
+    came back as the first; a vector crashed: iteration over a 0-d array)."""
+    x, v = RNG.normal(size=(3, 4)), RNG.normal(size=(3, 4))
+    got = gradlab.hvp(quadratic_form, (0,))(to_framework(x, framework), 2.0,
+                                            (to_framework(v, framework),))
+    assert isinstance(got, tuple) and len(got) == 1
+    np.testing.assert_allclose(to_numpy(got[0]), hvp_reference(quadratic_form, [x, 2.0], v),
+                               rtol=1e-7, atol=1e-9)
