@@ -506,6 +506,27 @@ class HVPFunction(JVPFunction):
     shaped like the inputs. ``f`` must return a scalar, unless ``seed=`` gives the output's
     weights: then it is the Hessian of the weighted sum ``sum(seed * f(*args))``."""
 
+    #: the gradient whose code forward mode runs through (None: an edited hvp's own code)
+    gradient: GradientFunction | None = None
+
+    def implementation(self, framework: str, device: Any = None,
+                       scalars: frozenset[str] = frozenset()) -> Callable[..., Any]:
+        """Forward mode over the gradient that ``grad`` runs for this framework's inputs,
+        bound to that framework's namespace."""
+        if self.gradient is None:
+            return super().implementation(framework, device, scalars)
+        key = (framework, device, scalars)
+        impl = self._impls.get(key)
+        if impl is None:
+            transform = _forward_over(self.gradient, framework if framework != PYTHON
+                                      else "numpy", self.options["optimized"])
+            factory, _, _, name, free, _ = transform.variant(scalars)
+            free = dict(free)
+            free["gl"] = backend(framework, device)
+            impl = factory(**free)[name]
+            self._impls[key] = impl
+        return impl
+
     def __call__(self, *args: Any, seed: Any = None, **kwargs: Any) -> Any:
         full, tangents, impl, fw = self._prepare(args, kwargs)
         automatic = seed is None
@@ -676,20 +697,28 @@ def hvp(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True) -> HVPFu
     if isinstance(f, GeneratedFunction):
         raise GradlabError("hvp of a generated function: pass the original function")
     g = grad(f, wrt, optimized=optimized)
-    reverse_fn = g.implementation("numpy")
-    names = g.wrt
+    transform = _forward_over(g, "numpy", optimized)
+    out = HVPFunction(f, transform, transform.source, transform.filename, transform.fname,
+                      transform.free, g.wrt, g.many, "hvp", list(g.params), g.seed_name,
+                      {"optimized": optimized}, transform.seconds)
+    out.value_name = g.value_name
+    out.gradient = g
+    return out
+
+
+def _forward_over(g: GradientFunction, framework: str, optimized: bool) -> ForwardTransform:
+    """Forward mode over the gradient code that runs for ``framework``'s inputs: one transform
+    per distinct gradient text (inputs whose framework reads the user's code differently get
+    a gradient, and so a Hessian, of their own)."""
+    reverse_fn = g.implementation(framework)
     from .extend import rules_version
-    key = ("hvp", f.__code__, names, optimized, _fingerprint(f), rules_version())
+    key = ("hvp", reverse_fn.__code__.co_filename, g.wrt, optimized, rules_version())
     transform = _cache.get(key)
     if transform is None:
-        transform = ForwardTransform(reverse_fn, names, optimized, f"{reverse_fn.__name__}_jvp",
+        transform = ForwardTransform(reverse_fn, g.wrt, optimized, f"{reverse_fn.__name__}_jvp",
                                      value_name=g.value_name)
         _cache[key] = transform
-    out = HVPFunction(f, transform, transform.source, transform.filename, transform.fname,
-                      transform.free, names, g.many, "hvp", list(g.params), g.seed_name, {},
-                      transform.seconds)
-    out.value_name = g.value_name
-    return out
+    return transform
 
 
 def grad(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True,

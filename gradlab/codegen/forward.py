@@ -121,7 +121,7 @@ class Forward:
                 value = self._tangent_atom(s.value)
                 return [expr_stmt(call(attr(self.dot(s.target), "append"), [value]))]
             popped = ir.popped_list(s)
-            if popped in self.varied:   # xs.pop() on its own line: the tangents' list too
+            if popped is not None and popped in self.varied:   # xs.pop(): its tangents too
                 return [expr_stmt(call(attr(self.dot(popped), "pop"), []))]
             if s.kind == "list_set" and s.target in self.varied:
                 index = self.emitter.atom(s.node)
