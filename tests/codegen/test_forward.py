@@ -436,3 +436,20 @@ def test_hvp_with_a_tuple_of_one_wrt(framework):
     assert isinstance(got, tuple) and len(got) == 1
     np.testing.assert_allclose(to_numpy(got[0]), hvp_reference(quadratic_form, [x, 2.0], v),
                                rtol=1e-7, atol=1e-9)
+
+
+# --- one framework's reading of the user's code, in grad and hvp alike -----------------------------
+def spread_times_sum(x):
+    return x.std() ** 2 * np.sum(x)
+
+
+def test_hvp_differentiates_the_gradient_grad_runs(framework):
+    """hvp on a framework's inputs is the derivative of the very gradient grad computes for
+    them (a method such as ``x.std()`` may mean something else on torch tensors)."""
+    x, v = RNG.normal(size=4), RNG.normal(size=4)
+    g = gradlab.grad(spread_times_sum)
+    eps = 1e-5
+    reference = (to_numpy(g(to_framework(x + eps * v, framework)))
+                 - to_numpy(g(to_framework(x - eps * v, framework)))) / (2 * eps)
+    got = gradlab.hvp(spread_times_sum)(to_framework(x, framework), to_framework(v, framework))
+    np.testing.assert_allclose(to_numpy(got), reference, rtol=1e-6, atol=1e-9)
