@@ -14,9 +14,11 @@ import time
 import types
 from typing import Any, Callable, Sequence, Union
 
+from numpy import float32, float64, generic, ndarray
+
 from .errors import GradlabError
 from .codegen.primitives import dialect_of
-from .tensor.detect import PYTHON, common_framework
+from .tensor.detect import PYTHON, common_framework, framework_of
 from .tensor.registry import backend
 from .tensor.registry import get as get_backend
 
@@ -170,7 +172,11 @@ class GradientFunction(GeneratedFunction):
         types = (type(args[0]),) if len(args) == 1 else tuple(map(type, args))
         plain = self._plain.get(types)
         if plain is not None and seed is None and not kwargs:
-            value, grads = plain[0](*args)
+            try:
+                value, grads = plain[0](*args)
+            except Exception as e:   # a non-scalar output's seed 1.0 cannot take its shape
+                _require_scalar_output(self, args, e)
+                raise
             if getattr(value, "shape", ()):
                 _require_scalar(value, self)
             x = args[self.wrt_index]
@@ -183,15 +189,22 @@ class GradientFunction(GeneratedFunction):
         automatic = seed is None
         if automatic:
             seed = self._typed_one(args, fw)
-        if seed is None:
-            value, grads = impl(*args, **kwargs)
-            if getattr(value, "shape", ()):
-                _require_scalar(value, self)
-        else:
-            with_seed: dict[str, Any] = {**kwargs, str(self.seed_name): seed}
-            value, grads = impl(*args, **with_seed)
-            if automatic and len(getattr(value, "shape", ())):
-                _require_scalar(value, self)
+        try:
+            if seed is None:
+                value, grads = impl(*args, **kwargs)
+                if getattr(value, "shape", ()):
+                    _require_scalar(value, self)
+            else:
+                with_seed: dict[str, Any] = {**kwargs, str(self.seed_name): seed}
+                value, grads = impl(*args, **with_seed)
+                if automatic and len(getattr(value, "shape", ())):
+                    _require_scalar(value, self)
+        except GradlabError:
+            raise
+        except Exception as e:   # a non-scalar output's seed 1.0 cannot take its shape
+            if automatic:
+                _require_scalar_output(self, args, e, kwargs=kwargs)
+            raise
         if self.many and len(self.wrt) == 1:
             grads = (grads,)
         x = args[self.wrt_index] if not self.many and self.wrt_index < len(args) else None
@@ -355,7 +368,7 @@ class Transform:
             builder = Reverse(program, unit, list(self.wrt), 1.0, fname, set(scalars))
             fn_def = builder.build()
             seed_name = builder.adj(builder.fn.result)
-            result = builder.fn.result
+            result = builder.value_name
             program.add(fn_def, unit, {result})
             program.defs.insert(0, program.defs.pop())  # the gradient first, helpers after
             factory, source, filename = compile_program(
@@ -426,33 +439,224 @@ def _also_return(fname: str, value_name: str | None) -> Callable[[ast.Module], N
 
 class JVPFunction(GeneratedFunction):
     """What ``gradlab.jvp`` returns: ``df(*args, tangent) -> (value, directional derivative)``;
-    with several ``wrt``, ``tangent`` is a tuple."""
+    with several ``wrt``, ``tangent`` is a tuple. The function's own arguments may be passed by
+    keyword and keep their defaults; the tangent is the last positional argument."""
 
-    def __call__(self, *args: Any) -> Any:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._arity = len(self.params) + 1     # every argument, then the tangent
+        self._tangent_names: dict[Any, tuple[str, ...]] = {}
+
+    def _split(self, args: tuple[Any, ...], kwargs: dict[str, Any]
+               ) -> tuple[list[Any], tuple[Any, ...]]:
+        """The function's arguments (every parameter, defaults filled in) and the tangents."""
+        what = "vector v" if self.mode == "hvp" else "tangent"
         if not args:
-            raise GradlabError(f"{self.name} takes the function's arguments and then the tangent")
+            raise GradlabError(f"{self.name} takes the arguments of {self.fn.__name__} and then "
+                               f"the {what}")
         *primals, tangent = args
         tangents = tuple(tangent) if self.many else (tangent,)
         if len(tangents) != len(self.wrt):
-            raise GradlabError(f"{self.name} needs {len(self.wrt)} tangents, got {len(tangents)}")
-        extra = list(self.options.get("extra_args", ()))
-        impl, fw = self._select(tuple(primals) + tangents)
-        return impl(*primals, *extra, *tangents)
+            raise GradlabError(f"{self.name} needs one {what} for each of "
+                               f"{', '.join(self.wrt)} (a tuple of {len(self.wrt)}), got "
+                               f"{len(tangents)}")
+        return self._bind(primals, kwargs), tangents
+
+    def _bind(self, primals: list[Any], kwargs: dict[str, Any]) -> list[Any]:
+        params = self.params
+        if len(primals) == len(params) and not kwargs:
+            return primals
+        what = "vector v" if self.mode == "hvp" else "tangent"
+        if len(primals) > len(params):
+            raise GradlabError(f"{self.name} takes the {len(params)} arguments of "
+                               f"{self.fn.__name__} ({', '.join(params)}) and then the {what}; "
+                               f"got {len(primals) + 1} positional arguments")
+        defaults = _defaults(self.fn)
+        kwargs = dict(kwargs)
+        full = list(primals)
+        for p in params[len(primals):]:
+            if p in kwargs:
+                full.append(kwargs.pop(p))
+            elif p in defaults:
+                full.append(defaults[p])
+            else:
+                raise GradlabError(f"{self.name}: missing the argument {p!r} of "
+                                   f"{self.fn.__name__} (its arguments come first, then the "
+                                   f"{what})")
+        if kwargs:
+            extra = next(iter(kwargs))
+            raise GradlabError(f"{self.name}: {extra!r} is "
+                               + ("given twice" if extra in params else
+                                  f"not a parameter of {self.fn.__name__} "
+                                  f"({', '.join(params)})"))
+        return full
+
+    def _prepare(self, args: tuple[Any, ...], kwargs: dict[str, Any]
+                 ) -> tuple[Any, dict[str, Any], Callable[..., Any], str]:
+        """The function's arguments, the tangents by the keyword names of the implementation
+        chosen for these inputs, the implementation, and its framework."""
+        if not kwargs and len(args) == self._arity and not self.many:   # the common call
+            hit = self._by_types.get(tuple(map(type, args)))
+            impl, fw = hit if hit is not None else self._select(args)
+            names = self._tangent_names.get(impl) or self._names_of(impl)
+            return args[:-1], {names[0]: args[-1]}, impl, fw
+        full, tangents = self._split(args, kwargs)
+        impl, fw = self._select(tuple(full) + tangents)
+        names = self._tangent_names.get(impl) or self._names_of(impl)
+        return full, dict(zip(names, tangents)), impl, fw
+
+    def _names_of(self, impl: Callable[..., Any]) -> tuple[str, ...]:
+        """The generated function's keyword-only parameters: the tangents."""
+        code = impl.__code__
+        names = code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount]
+        self._tangent_names[impl] = names
+        return names
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        full, tangents, impl, fw = self._prepare(args, kwargs)
+        value, tangent = impl(*full, **tangents)
+        return value, _like(tangent, value)
 
 
 class HVPFunction(JVPFunction):
-    """What ``gradlab.hvp`` returns: ``hvp(*args, v) -> H @ v`` (a tuple for several ``wrt``)."""
+    """What ``gradlab.hvp`` returns: ``hvp(*args, v) -> H @ v`` (a tuple for several ``wrt``),
+    shaped like the inputs. ``f`` must return a scalar, unless ``seed=`` gives the output's
+    weights: then it is the Hessian of the weighted sum ``sum(seed * f(*args))``."""
 
-    def __call__(self, *args: Any) -> Any:
-        _, hv = super().__call__(*args)
-        return tuple(hv) if self.many else hv
+    #: the gradient whose code forward mode runs through (None: an edited hvp's own code)
+    gradient: GradientFunction | None = None
+
+    def implementation(self, framework: str, device: Any = None,
+                       scalars: frozenset[str] = frozenset()) -> Callable[..., Any]:
+        """Forward mode over the gradient that ``grad`` runs for this framework's inputs,
+        bound to that framework's namespace."""
+        if self.gradient is None:
+            return super().implementation(framework, device, scalars)
+        key = (framework, device, scalars)
+        impl = self._impls.get(key)
+        if impl is None:
+            transform = _forward_over(self.gradient, framework if framework != PYTHON
+                                      else "numpy", self.options["optimized"])
+            factory, _, _, name, free, _ = transform.variant(scalars)
+            free = dict(free)
+            free["gl"] = backend(framework, device)
+            impl = factory(**free)[name]
+            self._impls[key] = impl
+        return impl
+
+    def __call__(self, *args: Any, seed: Any = None, **kwargs: Any) -> Any:
+        full, tangents, impl, fw = self._prepare(args, kwargs)
+        automatic = seed is None
+        if automatic:
+            seed = self._typed_one(tuple(full), fw)   # None where a number will do
+            if seed is None:
+                seed = 1.0
+        try:
+            value, (_, hv) = impl(*full, seed, **tangents)
+        except Exception as e:
+            if automatic:
+                _require_scalar_output(self, full, e)
+            raise
+        if automatic and not _scalar_output(value):
+            _require_scalar_output(self, full, None, value)
+        if self.many:   # the generated code returns one array for wrt=(i,), a tuple for more
+            hv = (hv,) if len(self.wrt) == 1 else tuple(hv)
+            return _like(hv, tuple(full[self.params.index(w)] for w in self.wrt))
+        return _like(hv, full[self.wrt_index])
+
+
+def _defaults(fn: Any) -> dict[str, Any]:
+    try:
+        return {n: p.default for n, p in inspect.signature(fn).parameters.items()
+                if p.default is not p.empty}
+    except (TypeError, ValueError):
+        return {}
+
+
+def _scalar_output(value: Any) -> bool:
+    """A number, or an array with one element (a tuple, list or dict of outputs is not)."""
+    if type(value) is float:
+        return True
+    if isinstance(value, (tuple, list, dict)):
+        return False
+    shape = getattr(value, "shape", ())
+    return not shape or all(d == 1 for d in shape)
+
+
+def _require_scalar_output(df: GeneratedFunction, args: Sequence[Any],
+                           failure: Exception | None, value: Any = None,
+                           kwargs: dict[str, Any] | None = None) -> None:
+    """Without a seed, the function differentiated must return a scalar. ``failure``: the
+    generated code raised (a non-scalar output's seed ``1.0`` cannot be reshaped or indexed
+    like it): the original function, run on the same arguments, tells whether its output is
+    the cause (only on this failing path: a call that works costs nothing more)."""
+    if failure is not None:
+        import warnings
+        try:
+            with warnings.catch_warnings():   # NumPy code on torch tensors, say: only a look
+                warnings.simplefilter("ignore")
+                value = df.fn(*args, **(kwargs or {}))
+        except Exception:
+            return            # the original fails too: its error is the one to see
+        if _scalar_output(value):
+            return
+    if isinstance(value, (tuple, list, dict)):
+        what = f"a {type(value).__name__} of {len(value)} outputs"
+    else:
+        what = f"a value of shape {tuple(getattr(value, 'shape', ()))}"
+    name = getattr(df.fn, "__qualname__", "the function")
+    example = "(1.0, 1.0)" if isinstance(value, (tuple, list)) else "ones_like(output)"
+    if df.mode == "hvp":
+        message = (f"hvp needs a scalar function, and {name} returns {what}: pass seed=... "
+                   f"(weights shaped like the output, e.g. seed={example}) for the Hessian of "
+                   f"the weighted sum of its outputs")
+    else:
+        message = (f"{name} returns {what}, not a scalar: pass its gradient as seed=... "
+                   f"(shaped like the output), e.g. {df.name}(..., seed={example})")
+    raise GradlabError(message) from failure
+
+
+_NUMPY_SCALARS = frozenset((float64, float32))
+
+
+def _like(t: Any, x: Any) -> Any:
+    """A derivative given the structure, type, dtype and shape of ``x`` (a zero derivative can
+    come back as the number ``0.0``; a tuple's derivative as a list or an array), in ``x``'s
+    framework (a value NumPy computed on constants stays NumPy's on any backend)."""
+    tx = type(x)
+    if type(t) is tx and (tx is float or (tx is ndarray or tx in _NUMPY_SCALARS) and (
+            t.dtype == x.dtype and t.shape == x.shape)):
+        return t          # the common case, decided without the general machinery below
+    if isinstance(x, (tuple, list)):
+        if isinstance(t, (tuple, list)) or hasattr(t, "shape") and len(t) == len(x):
+            return tx(_like(ti, xi) for ti, xi in zip(t, x))
+        return tx(_like(t, xi) for xi in x)
+    if isinstance(x, dict):
+        return {k: _like(t[k] if isinstance(t, dict) else t, v) for k, v in x.items()}
+    if type(t) is tx and getattr(t, "dtype", None) == getattr(x, "dtype", None) and (
+            getattr(t, "shape", None) == getattr(x, "shape", None)):
+        return t
+    if tx is float and getattr(t, "shape", ()) == ():
+        return float(t)
+    if not hasattr(x, "dtype"):
+        return t
+    if isinstance(x, generic):                 # a NumPy scalar: its own type
+        return x.dtype.type(t) if getattr(t, "shape", ()) == () else t
+    name = framework_of(x)
+    ops = backend(name if name not in (None, PYTHON) else "numpy")
+    if not hasattr(t, "dtype") or framework_of(t) != name and getattr(t, "shape", ()) == ():
+        return ops.full_like(x, float(t))      # a number, or another framework's scalar
+    return ops.zeros_like(x) + ops.astype(t, ops.dtype(x))
 
 
 class ForwardTransform:
     """A forward-mode transform of one function (the user's, or generated gradient code), with
-    a variant specialized for parameters that are plain Python numbers, as in reverse mode."""
+    a variant specialized for parameters that are plain Python numbers, as in reverse mode.
+    ``value_name``: for generated gradient code, the variable holding the original function's
+    value, which the compiled code also returns (``hvp`` checks it is a scalar)."""
 
-    def __init__(self, fn: Any, wrt: tuple[str, ...], optimized: bool, label: str) -> None:
+    def __init__(self, fn: Any, wrt: tuple[str, ...], optimized: bool, label: str,
+                 value_name: str | None = None) -> None:
         from .codegen.program import written_dialect
         self.fn = fn
         self.wrt = wrt
@@ -461,6 +665,7 @@ class ForwardTransform:
         self.dialect = written_dialect(fn) or "numpy"
         self.follows_inputs = written_dialect(fn) is None
         self.dialect_sensitive = False
+        self.value_name = value_name
         self.variants: dict[tuple[frozenset[str], str], Any] = {}
         start = time.perf_counter()
         self.main = _in_either_dialect(self)
@@ -479,9 +684,11 @@ class ForwardTransform:
             fname = program.reserve(self.label)
             fn_def = Forward(program, unit, list(self.wrt), fname,
                              scalar_params=set(scalars)).build()
-            program.add(fn_def, unit, set())
+            keep = {self.value_name} if self.value_name else set()
+            program.add(fn_def, unit, keep)
             program.defs.insert(0, program.defs.pop())
-            factory, source, filename = compile_program(program, fname)
+            transform = _also_return(fname, self.value_name) if self.value_name else None
+            factory, source, filename = compile_program(program, fname, transform=transform)
             hit = (factory, source, filename, fname, dict(program.free), None)
             self.variants[(scalars, dialect)] = hit
             self.dialect_sensitive = self.dialect_sensitive or program.dialect_sensitive
@@ -507,21 +714,34 @@ def jvp(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True) -> JVPFu
 
 def hvp(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True) -> HVPFunction:
     """Hessian-vector product: ``hvp(f)(*args, v) -> H @ v``, by forward mode over the
-    generated gradient code (so it also works when ``f`` calls other user functions)."""
+    generated gradient code (so it also works when ``f`` calls other user functions).
+    ``f`` returns a scalar; for another output, ``hvp(f)(*args, v, seed=w)`` is the Hessian of
+    ``sum(w * f(*args))`` applied to ``v``."""
+    if isinstance(f, GeneratedFunction):
+        raise GradlabError("hvp of a generated function: pass the original function")
     g = grad(f, wrt, optimized=optimized)
-    reverse_fn = g.implementation("numpy")
-    names = g.wrt
+    transform = _forward_over(g, "numpy", optimized)
+    out = HVPFunction(f, transform, transform.source, transform.filename, transform.fname,
+                      transform.free, g.wrt, g.many, "hvp", list(g.params), g.seed_name,
+                      {"optimized": optimized}, transform.seconds)
+    out.value_name = g.value_name
+    out.gradient = g
+    return out
+
+
+def _forward_over(g: GradientFunction, framework: str, optimized: bool) -> ForwardTransform:
+    """Forward mode over the gradient code that runs for ``framework``'s inputs: one transform
+    per distinct gradient text (inputs whose framework reads the user's code differently get
+    a gradient, and so a Hessian, of their own)."""
+    reverse_fn = g.implementation(framework)
     from .extend import rules_version
-    key = ("hvp", f.__code__, names, optimized, _fingerprint(f), rules_version())
+    key = ("hvp", reverse_fn.__code__.co_filename, g.wrt, optimized, rules_version())
     transform = _cache.get(key)
     if transform is None:
-        transform = ForwardTransform(reverse_fn, names, optimized, f"{reverse_fn.__name__}_jvp")
+        transform = ForwardTransform(reverse_fn, g.wrt, optimized, f"{reverse_fn.__name__}_jvp",
+                                     value_name=g.value_name)
         _cache[key] = transform
-    params = list(g.params)
-    out = HVPFunction(f, transform, transform.source, transform.filename, transform.fname,
-                      transform.free, names, g.many, "hvp", params, None,
-                      {"extra_args": (1.0,)}, transform.seconds)
-    return out
+    return transform
 
 
 def grad(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True,

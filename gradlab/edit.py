@@ -90,7 +90,7 @@ def _gl_names() -> set[str]:
 
 def recompile(source: str, like: Any) -> Any:
     """A callable from edited backward code, with ``like``'s calling convention."""
-    from .api import GradientFunction, _also_return
+    from .api import GradientFunction, JVPFunction, _also_return
     from .codegen.emit import compile_source, to_source
     main = validate(source, like)
     value = getattr(like, "value_name", None)
@@ -98,13 +98,17 @@ def recompile(source: str, like: Any) -> Any:
                 and isinstance(n.ctx, ast.Store)}
     value_name = value if value in assigned else None
     text = source if source.endswith("\n") else source + "\n"
+    # jvp code returns (value, tangent) itself; gradient and hvp code hand the value back too
+    returns_value = like.mode != "jvp"
     factory, filename = compile_source(text, main.name, like.fn.__globals__, like._free,
                                        f"edited:{main.name}",
-                                       transform=_also_return(main.name, value_name))
+                                       transform=_also_return(main.name, value_name)
+                                       if returns_value else None)
     edited = _EditedTransform(factory, text, filename, main.name, like)
-    out = GradientFunction(like.fn, edited, edited.source, filename, main.name, like._free,
-                           like.wrt, like.many, like.mode, like.params, like.seed_name,
-                           like.options, 0.0)
+    kind = type(like) if isinstance(like, JVPFunction) else GradientFunction
+    out = kind(like.fn, edited, edited.source, filename, main.name, like._free,
+               like.wrt, like.many, like.mode, like.params, like.seed_name,
+               like.options, 0.0)
     out.value_name = value_name
     out.edited_from = like
     return out

@@ -54,3 +54,20 @@ def test_edit_that_drops_the_value_still_runs():
     source = df.source.replace("    loss = gl.mean(h_pow2)\n", "")
     edited = gradlab.recompile(source, like=df)
     np.testing.assert_allclose(edited(W, X), df(W, X))
+
+
+def test_recompile_forward_mode_and_hvp_code():
+    """jvp and hvp code recompile into callables with their own calling convention: the
+    tangent last (jvp returns the value and the derivative), hvp's value checked scalar."""
+    v = np.ones_like(W)
+    fj = gradlab.jvp(loss)
+    tangent_line = "def loss_jvp_W(W, x, *, W_dot):\n"
+    assert tangent_line in fj.source
+    doubled = gradlab.recompile(fj.source.replace(
+        tangent_line, tangent_line + "    W_dot = W_dot * 2.0\n"), like=fj)
+    value, derivative = doubled(W, X, v)
+    assert value == pytest.approx(fj(W, X, v)[0])
+    assert derivative == pytest.approx(2.0 * fj(W, X, v)[1])
+    h = gradlab.hvp(loss)
+    again = gradlab.recompile(h.source, like=h)
+    np.testing.assert_allclose(again(W, X, v), h(W, X, v))

@@ -167,14 +167,19 @@ def _is_shape_access(node: gast.expr) -> bool:
 
 
 def check(fn: ir.Function, act: Activity, parsed_error: object, mode: str = "reverse",
-          helper: bool = False) -> None:
+          helper: bool = False, generated: bool = False) -> None:
     """Refuse what would silently lose or corrupt a gradient. ``helper``: ``fn`` is called by
-    the user's other code, which may read its arguments after the call."""
+    the user's other code, which may read its arguments after the call. ``generated``: ``fn``
+    is gradlab's own gradient code (``hvp`` differentiates it): it changes no array in place
+    (``gl.index_update`` returns a new array, its stacks hold values no one writes into), so
+    the aliasing check, which guards against NumPy's in-place semantics in the user's code
+    (checked when that gradient was generated), has nothing to find there."""
     error = parsed_error  # a callable (message, origin, construct) -> Exception
     for s in ir.walk(fn.body):
         if mode == "reverse" and (
                 isinstance(s, ir.Effect) and s.kind == "list_set" and s.target in act.varied
-                or isinstance(s, Assign) and s.op.kind == "pop" and s.op.args[0] in act.varied):
+                or isinstance(s, Assign) and s.op.kind == "pop" and s.op.args[0] in act.varied
+                or ir.popped_list(s) in act.varied):
             raise error("changing a list that carries a gradient (pop, item assignment) "  # type: ignore[operator]
                         "cannot be differentiated in reverse mode: build lists with append",
                         s.origin, "list mutation")
@@ -219,7 +224,8 @@ def check(fn: ir.Function, act: Activity, parsed_error: object, mode: str = "rev
             raise error(f"an in-place update of {s.target}, an array that carries a gradient, "  # type: ignore[operator]
                         f"cannot be followed: write {s.target} = ... with a new value",
                         s.origin, "in-place update")
-    _check_aliasing(fn, act, error, helper)
+    if not generated:
+        _check_aliasing(fn, act, error, helper)
 
 
 #: Primitives no gradient flows through whatever their arguments (``gl.shape(x)``, ``np.sign``).

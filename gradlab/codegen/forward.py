@@ -50,7 +50,7 @@ class Forward:
     def build(self) -> gast.FunctionDef:
         fn = self.fn
         check(fn, self.program.activity(fn, self.wrt, self.arrays), _error, mode="forward",
-              helper=self.unit is not self.program.main)
+              helper=self.unit is not self.program.main, generated=is_generated(self.unit.fn))
         from .normalize import split_self_updates
         split_self_updates(fn.body, self.names, _tangent_reads_old)
         self.act = self.program.activity(fn, self.wrt, self.arrays)
@@ -58,7 +58,11 @@ class Forward:
         self.classes = shape_classes(fn, self.scalar_params)
         self.lists = _lists(fn)
         tangent_params = [self.dot(p) for p in self.wrt]
-        body = self._block(fn.body)
+        # A parameter we do not differentiate with respect to can still come to depend on one
+        # that we do, when a loop overwrites it (``dx = dx * a`` in generated gradient code):
+        # its tangent is zero on entry and must exist before the loop's first read of it.
+        body = [self._zeros(p) for p in fn.params if p in self.varied and p not in self.wrt]
+        body += self._block(fn.body)
         result = fn.result
         value_dot: gast.expr
         if result in self.varied:
@@ -71,8 +75,15 @@ class Forward:
             value_dot = call(attr(self.gl, "zeros_like"), [name(result)])
         body.append(gast.Return(value=gast.Tuple(elts=[name(result), value_dot], ctx=gast.Load())))
         from .reverse import _REQUIRED, _function_def
-        return _function_def(self.func_name, self.unit, tangent_params,
-                             [_REQUIRED] * len(tangent_params), body, keep_defaults=False)
+        if self.subroutine:   # called by generated code, which passes every argument
+            return _function_def(self.func_name, self.unit, tangent_params,
+                                 [_REQUIRED] * len(tangent_params), body, keep_defaults=False)
+        # The function people call: the user's parameters with their defaults as written, then
+        # the tangents, by keyword (a required parameter cannot follow one with a default).
+        fn_def = _function_def(self.func_name, self.unit, [], [], body)
+        fn_def.args.kwonlyargs = [gast.Name(t, gast.Param(), None, None) for t in tangent_params]
+        fn_def.args.kw_defaults = [None] * len(tangent_params)
+        return fn_def
 
     # --- statements ---------------------------------------------------------------------------
     def _block(self, stmts: list[ir.Stmt]) -> list[gast.stmt]:
@@ -89,10 +100,9 @@ class Forward:
             out.extend(_if(e.inline(s.test), body or [gast.Pass()], orelse))
             return
         if isinstance(s, ir.For):
-            rng: gast.expr = call(name("range"), [e.inline(a) for a in s.range_args])
-            if getattr(s, "reverse", False):
-                rng = call(name("reversed"), [rng])
-            out.append(gast.For(target=gast.Name(s.target, gast.Store(), None, None), iter=rng,
+            from .reverse import _loop_range
+            out.append(gast.For(target=gast.Name(s.target, gast.Store(), None, None),
+                                iter=_loop_range(s, e),
                                 body=self._block(s.body) or [gast.Pass()], orelse=[],
                                 type_comment=None))
             return
@@ -109,6 +119,9 @@ class Forward:
             if s.kind == "append" and s.target in self.varied:
                 value = self._tangent_atom(s.value)
                 return [expr_stmt(call(attr(self.dot(s.target), "append"), [value]))]
+            popped = ir.popped_list(s)
+            if popped is not None and popped in self.varied:   # xs.pop(): its tangents too
+                return [expr_stmt(call(attr(self.dot(popped), "pop"), []))]
             if s.kind == "list_set" and s.target in self.varied:
                 index = self.emitter.atom(s.node)
                 target = gast.Subscript(value=name(self.dot(s.target)), slice=index,
@@ -124,6 +137,8 @@ class Forward:
         op = s.op
         if op.kind == "copy" and isinstance(op.args[0], ir.Const):
             return [assign(self.dot(t), const(0.0)) for t in targets]   # a number's tangent
+        if op.kind == "list" and not op.args:      # xs = []: its tangents are appended alongside
+            return [assign(self.dot(t), gast.List(elts=[], ctx=gast.Load())) for t in targets]
         if not any(a in self.varied for a in ir.op_reads(op)) and op.kind != "pop":
             return [self._zeros(t) for t in targets]
         if op.kind == "copy":
@@ -175,7 +190,7 @@ class Forward:
             if isinstance(step, gast.Assign):
                 lines.append(step)
                 continue
-            value = step.expr
+            value = _ZeroSpreads().visit(step.expr)
             if _is_zero(value):
                 lines.append(self._zeros(step.target))
                 continue
@@ -242,6 +257,28 @@ def _tangent_reads_old(s: Assign) -> bool:
 
 def _is_zero(e: gast.expr) -> bool:
     return isinstance(e, gast.Constant) and e.value == 0
+
+
+class _ZeroSpreads(gast.NodeTransformer):
+    """``gl.broadcast_like(0.0, x)`` -> ``gl.zeros_like(x)``: a zero tangent spread to ``x``'s
+    shape is a zero of ``x``'s structure. (``broadcast_like`` of a number to a Python list or a
+    number gives the number back, and ``0.0[1]`` or ``gl.index_update(0.0, ...)`` fail.)"""
+
+    def visit_Call(self, node: gast.Call) -> gast.expr:
+        self.generic_visit(node)
+        if (isinstance(node.func, gast.Attribute) and node.func.attr == "broadcast_like"
+                and len(node.args) == 2 and _is_zero(node.args[0])):
+            return gast.Call(func=gast.Attribute(value=node.func.value, attr="zeros_like",
+                                                 ctx=gast.Load()),
+                             args=[node.args[1]], keywords=[])
+        return node
+
+
+def is_generated(fn: Any) -> bool:
+    """Whether ``fn`` is gradlab's own generated code (compiled under a ``<gradlab:...>`` name),
+    which ``hvp`` differentiates."""
+    code = getattr(fn, "__code__", None)
+    return code is not None and code.co_filename.startswith("<gradlab:")
 
 
 def _lists(fn: ir.Function) -> set[str]:

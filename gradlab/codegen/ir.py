@@ -82,6 +82,23 @@ class Effect(Stmt):
     call: str = ""               # a call kept for its effect on its arguments: np.copyto...
 
 
+def popped_list(s: "Stmt") -> str | None:
+    """``xs.pop()`` on a line of its own (the value dropped): the list's name, else None."""
+    if not isinstance(s, Effect) or s.kind != "static" or s.node is None:
+        return None
+    call = getattr(s.node, "value", None)
+    if (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
+            and call.func.attr == "pop" and isinstance(call.func.value, gast.Name)
+            and not call.args and not call.keywords):
+        return call.func.value.id
+    return None
+
+
+#: Primitives whose result is a Python list of arrays: ``split``/``unstack`` in the user's code,
+#: and the list helpers of gradient code (``hvp`` reads that code as a program too).
+LIST_RESULTS = frozenset({"split", "unstack", "zeros_like_list", "unconcatenate", "add_lists"})
+
+
 @dataclass
 class If(Stmt):
     test: gast.expr
@@ -98,6 +115,7 @@ class For(Stmt):
     range_args: list[gast.expr]
     body: list[Stmt]
     counter: str | None = None   # iterations done, when the loop can exit early (break)
+    reverse: bool = False        # ``for i in reversed(range(...))``: the indices count down
 
 
 @dataclass

@@ -383,9 +383,7 @@ class Normalizer:
             self.stmt(s)
         body, self.out = self.out, saved
         self.loop_depth -= 1
-        loop = ir.For(self.origin, index, range_args, body)
-        loop.reverse = reverse  # type: ignore[attr-defined]
-        self.emit(loop)
+        self.emit(ir.For(self.origin, index, range_args, body, reverse=reverse))
 
     def _insert_grad_of(self, node: gast.With) -> None:
         item = node.items[0]
@@ -408,7 +406,7 @@ class Normalizer:
         whether its items have names (``.values`` of ``torch.max(x, 1)``)."""
         copied = op.kind == "copy" and isinstance(op.args[0], str)
         if op.kind == "list" or op.fields or (copied and op.args[0] in self.lists) or (
-                op.prim in ("split", "unstack")):
+                op.prim in ir.LIST_RESULTS):
             self.lists.add(target)
         else:
             self.lists.discard(target)

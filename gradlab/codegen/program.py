@@ -309,11 +309,11 @@ def _forward_lines(emitter: Emitter, s: ir.Stmt) -> list[gast.stmt]:
             emitter.inline(s.test), [gast.Pass()], orelse))
         return out
     if isinstance(s, ir.For):
-        from .emit import call
+        from .reverse import _loop_range
         body = [x for t in s.body for x in _forward_lines(emitter, t)] or [gast.Pass()]
         out.append(gast.For(target=gast.Name(s.target, gast.Store(), None, None),
-                            iter=call(name("range"), [emitter.inline(a) for a in s.range_args]),
-                            body=body, orelse=[], type_comment=None))
+                            iter=_loop_range(s, emitter), body=body, orelse=[],
+                            type_comment=None))
         return out
     if isinstance(s, ir.While):
         body = [x for t in s.body for x in _forward_lines(emitter, t)] or [gast.Pass()]

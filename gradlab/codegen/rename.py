@@ -114,7 +114,7 @@ class Renamer:
             target = self.write(s.target, True)
             self._enter_loop(s.body)
             body = self.block(s.body, True)
-            return [ir.For(s.origin, target, args, body, s.counter)]
+            return [ir.For(s.origin, target, args, body, s.counter, s.reverse)]
         if isinstance(s, ir.While):
             self._enter_loop(s.body)
             test = self.read(s.test)

@@ -161,6 +161,14 @@ class Reverse:
             else:
                 results.append(call(attr(self.gl, "zeros_like"), [name(p)]))
         ret = results[0] if len(results) == 1 else gast.Tuple(elts=results, ctx=gast.Load())
+        #: the variable that holds the function's value when the gradient returns (the wrapper
+        #: checks it is a scalar; value_and_grad and hvp return or inspect it)
+        self.value_name = fn.result
+        if _changes(backward, fn.result):
+            # the backward pass restores the loop's earlier values into the result's variable
+            self.value_name = self.names.fresh(self.fn.name)
+            forward += [note(f"the value, kept: the backward pass restores {fn.result}"),
+                        assign(self.value_name, name(fn.result))]
         body = forward + [comment(BACKWARD_MARK)] + backward + [gast.Return(value=ret)]
         keep = self.seed_default is not _REQUIRED
         if self.program.optimized:
@@ -436,9 +444,9 @@ class Reverse:
                     body.append(expr_stmt(call(attr(self.stack(s.target), "append"),
                                                [name(s.target)])))
             body += self._forward_block(s.body)
-            rng = call(name("range"), [e.inline(a) for a in s.range_args])
-            out.append(gast.For(target=gast.Name(s.target, gast.Store(), None, None), iter=rng,
-                                body=body or [gast.Pass()], orelse=[], type_comment=None))
+            out.append(gast.For(target=gast.Name(s.target, gast.Store(), None, None),
+                                iter=_loop_range(s, e), body=body or [gast.Pass()], orelse=[],
+                                type_comment=None))
             out.extend(pushes)
             return
         if isinstance(s, ir.While):
@@ -597,8 +605,7 @@ class Reverse:
         self.emitter.last_origin[0] = None
         out.extend(self._zero(v, s) for v in inits)
         if isinstance(s, ir.For) and s.counter is None:
-            rng = call(name("reversed"), [call(name("range"), [self.emitter.inline(a)
-                                                              for a in s.range_args])])
+            rng = _loop_range(s, self.emitter, backward=True)
             target = s.target
         else:
             rng = call(name("range"), [name(s.counter)])  # type: ignore[arg-type]
@@ -866,7 +873,7 @@ def _list_names(fn: ir.Function) -> set[str]:
     for s in ir.walk(fn.body):
         if isinstance(s, Assign) and s.op.kind == "list":
             out.update(s.targets)
-        if isinstance(s, Assign) and s.op.kind == "prim" and s.op.prim in ("split", "unstack"):
+        if isinstance(s, Assign) and s.op.kind == "prim" and s.op.prim in ir.LIST_RESULTS:
             out.update(s.targets)
         if isinstance(s, ir.Effect) and s.kind == "append":
             out.add(s.target)
@@ -876,6 +883,26 @@ def _list_names(fn: ir.Function) -> set[str]:
         if isinstance(s, Assign) and s.op.kind == "user" and len(s.targets) == 1:
             pass
     return out
+
+
+def _changes(code: list[gast.stmt], v: str) -> bool:
+    """Whether ``code`` assigns ``v`` or pops from it (``v = v_stack.pop()``, ``v.pop()``)."""
+    for node in trees.walk(gast.Module(body=code, type_ignores=[])):
+        if isinstance(node, gast.Name) and node.id == v and isinstance(node.ctx, gast.Store):
+            return True
+        if (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
+                and node.func.attr == "pop" and isinstance(node.func.value, gast.Name)
+                and node.func.value.id == v):
+            return True
+    return False
+
+
+def _loop_range(s: ir.For, emitter: Any, backward: bool = False) -> gast.expr:
+    """The iterable of a ``for`` loop: ``range(...)`` as the user wrote it, ``reversed(...)``
+    around it for a loop written over ``reversed(range(...))``; the backward pass visits the
+    same indices in the opposite order."""
+    rng: gast.expr = call(name("range"), [emitter.inline(a) for a in s.range_args])
+    return call(name("reversed"), [rng]) if s.reverse != backward else rng
 
 
 def _if(test: gast.expr, body: list[gast.stmt], orelse: list[gast.stmt]) -> list[gast.stmt]:

@@ -27,7 +27,7 @@ def require_framework(value: Any) -> str:
 
 
 def common_framework(values: Iterable[Any]) -> str:
-    """The one framework shared by ``values`` (lists and tuples are looked into).
+    """The one framework shared by ``values`` (lists, tuples and dicts' values are looked into).
 
     Python numbers go along with any framework; two different frameworks are an error, because
     gradlab never converts between frameworks behind the user's back.
@@ -40,6 +40,9 @@ def common_framework(values: Iterable[Any]) -> str:
         t = type(v)
         if t is list or t is tuple:
             stack.extend(v)
+            continue
+        if t is dict:
+            stack.extend(v.values())
             continue
         name = TYPE_CACHE.get(t) or framework_of(v)
         if name is None or name == PYTHON:

@@ -56,6 +56,23 @@ class Case:
         return out
 
 
+#: A subset with at least one case of every section (operators, elementwise functions, reductions,
+#: shapes, indexing, assignment forms, branches, loops, returns, the user's functions, lists,
+#: Python numbers): forward over reverse mode (hvp) is checked on the whole corpus on NumPy and
+#: torch, on these on TensorFlow and JAX, whose eager op-by-op dispatch makes the whole corpus
+#: a minute or more each.
+REPRESENTATIVE = frozenset({
+    "op_matmul", "op_broadcast_col", "op_scalar_array", "op_augassign",
+    "f_trig", "f_maximum_minimum", "f_where", "f_clip",
+    "r_sum_axes", "r_max_min", "r_var_std", "r_logsumexp_by_hand",
+    "la_reshape", "la_concat_stack", "la_inv_det",
+    "ix_read", "ix_write_loop", "ix_add_into",
+    "a_tuple_unpack", "b_if_elif", "l_for_rows", "l_while", "l_break", "l_rnn_all",
+    "r_return_in_loop", "u_call", "u_call_in_loop", "li_append_index",
+    "c_integer_argument", "m_methods", "s_simulation",
+})
+
+
 def case(*shapes: Any, **kw: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
         CORPUS.append(Case(fn, shapes, **kw))

@@ -1,5 +1,6 @@
 """Forward mode on the whole reverse-mode corpus, every backend: the jvp equals the directional
-finite difference and <grad, v> from reverse mode."""
+finite difference and <grad, v> from reverse mode, and comes back as the value's type (framework,
+dtype, shape). Hessian-vector products on the corpus: test_hvp_corpus.py."""
 from __future__ import annotations
 
 import numpy as np
@@ -44,6 +45,9 @@ def test_jvp_matches_directional_derivative_and_reverse_mode(case: Case, framewo
     tangent_arg = tuple(fw_tangents) if isinstance(case.wrt, tuple) else fw_tangents[0]
     value, derivative = jvp(*fw_args, tangent_arg)
     np.testing.assert_allclose(float(to_numpy(value)), case.fn(*args), rtol=1e-9, atol=1e-9)
+    assert type(derivative) is type(value), (type(derivative), type(value))
+    assert np.shape(to_numpy(derivative)) == np.shape(to_numpy(value))
+    assert getattr(derivative, "dtype", None) == getattr(value, "dtype", None)
     expected = _directional(case, args, tangents)
     np.testing.assert_allclose(float(to_numpy(derivative)), expected, rtol=case.tol,
                                atol=case.tol, err_msg=jvp.source)
