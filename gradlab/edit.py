@@ -26,6 +26,7 @@ class EditError(GradlabError):
 
 def validate(source: str, like: Any) -> ast.FunctionDef:
     """The edited text's main function, or an :class:`EditError` saying what is wrong."""
+    _require_generated(like)
     lines = source.splitlines()
     try:
         tree = ast.parse(source)
@@ -44,16 +45,40 @@ def validate(source: str, like: Any) -> ast.FunctionDef:
         if len(defs) != 1:
             raise EditError(f"the edited code must define {like.name}(...)")
         main = defs[0]
-    expected = [a.arg for a in _original_def(like).args.args]
-    got = [a.arg for a in main.args.args]
+    expected, got = _parameters(_original_def(like)), _parameters(main)
     if got != expected:
-        raise EditError(f"{main.name} must keep the parameters ({', '.join(expected)}); the "
-                        f"edit has ({', '.join(got)})", main.lineno, lines[main.lineno - 1])
+        raise EditError(f"{main.name} must keep the parameters ({expected}); the edit has "
+                        f"({got})", main.lineno, lines[main.lineno - 1])
     if not main.body or not isinstance(main.body[-1], ast.Return) or main.body[-1].value is None:
         raise EditError(f"{main.name} must end with `return <gradient>`", main.lineno,
                         lines[main.lineno - 1])
     _check_names(tree, main, like, lines)
     return main
+
+
+def _require_generated(like: Any) -> None:
+    from .api import GeneratedFunction
+    if not isinstance(like, GeneratedFunction) or like.mode not in ("grad", "value_and_grad"):
+        what = getattr(like, "__qualname__", None) or type(like).__name__
+        raise EditError(
+            f"like= must be a gradient made by gradlab.grad or gradlab.value_and_grad, whose "
+            f"calling convention the edit keeps; got {what!r}. Write "
+            f"gradlab.recompile(edited_source, like=gradlab.grad(f)) with the function f whose "
+            f"generated code you edited")
+
+
+def _parameters(fn: ast.FunctionDef) -> str:
+    """The parameter list as written, without default values: ``W, x, *, dloss``."""
+    a = fn.args
+    names = [p.arg for p in a.posonlyargs + a.args]
+    if a.vararg is not None:
+        names.append("*" + a.vararg.arg)
+    elif a.kwonlyargs:
+        names.append("*")
+    names += [p.arg for p in a.kwonlyargs]
+    if a.kwarg is not None:
+        names.append("**" + a.kwarg.arg)
+    return ", ".join(names)
 
 
 def _original_def(like: Any) -> ast.FunctionDef:

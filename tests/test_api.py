@@ -28,7 +28,7 @@ X0 = RNG.normal(size=(4, 3))
 
 def test_readable_code_as_in_the_design():
     src = gradlab.grad(loss).source
-    assert src.startswith("def dloss_dW(W, x, dloss=1.0):")
+    assert src.startswith("def dloss_dW(W, x, *, dloss=1.0):")
     assert "    # h = np.tanh(x @ W)\n    xW = gl.matmul(x, W)\n    h = gl.tanh(xW)\n" in src
     assert "    # ── backward ──\n" in src
     assert "    dxW = (1.0 - h * h) * dh\n" in src
