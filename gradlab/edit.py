@@ -127,9 +127,11 @@ def recompile(source: str, like: Any) -> Any:
                                        f"edited:{main.name}",
                                        transform=_also_return(main.name, value_name))
     edited = _EditedTransform(factory, text, filename, main.name, like)
+    # An edit is not compared with the original function by the semantic guard: the user
+    # changed the code on purpose, the forward pass included if they wish.
     out = GradientFunction(like.fn, edited, edited.source, filename, main.name, like._free,
                            like.wrt, like.many, like.mode, like.params, like.seed_name,
-                           like.options, 0.0)
+                           {**like.options, "check": False}, 0.0)
     out.value_name = value_name
     out.edited_from = like
     return out
@@ -150,7 +152,7 @@ class _EditedTransform:
         self.name = name
         self.free = like._free
 
-    def variant(self, scalars: frozenset[str]) -> Any:
+    def variant(self, scalars: frozenset[str], fn: Any = None) -> Any:
         return (self.factory, self.source, self.filename, self.name, self.free, None)
 
 

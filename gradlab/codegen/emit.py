@@ -422,9 +422,9 @@ def _sweep() -> None:
     for filename, refs in list(_registered.items()):
         if all(r() is None for r in refs):
             del _registered[filename]
-            entry = linecache.cache.get(filename)
-            if entry is not None and entry[1] is None:
-                del linecache.cache[filename]
+            entry: Any = linecache.cache.get(filename)
+            if entry is not None and len(entry) == 4 and entry[1] is None:
+                del linecache.cache[filename]    # (not a file linecache read itself)
     # live entries past the limit are kept; sweep again once as many more have been added
     _sweep_at[0] = max(LINECACHE_LIMIT, 2 * len(_registered))
 
