@@ -22,3 +22,13 @@ def test_cli_reports_errors(tmp_path: Path):
                          capture_output=True, text=True)
     assert out.returncode == 2
     assert "try/except" in out.stderr and "line 2" in out.stderr
+
+
+def test_cli_refuses_an_empty_wrt(tmp_path: Path):
+    source = tmp_path / "model.py"
+    source.write_text("import numpy as np\n\ndef loss(W, x):\n    return np.sum(W * x)\n")
+    for wrt in ("", "W,", ","):
+        out = subprocess.run([sys.executable, "-m", "gradlab.cli", "grad", f"{source}:loss",
+                              "--wrt", wrt], capture_output=True, text=True)
+        assert out.returncode == 2, (wrt, out.stdout)
+        assert "names no parameter" in out.stderr and "Traceback" not in out.stderr

@@ -54,3 +54,8 @@ def test_edit_that_drops_the_value_still_runs():
     source = df.source.replace("    loss = gl.mean(h_pow2)\n", "")
     edited = gradlab.recompile(source, like=df)
     np.testing.assert_allclose(edited(W, X), df(W, X))
+
+
+def test_recompile_like_a_plain_function_is_refused_clearly():
+    with pytest.raises(gradlab.EditError, match="like= must be a gradient made by gradlab.grad"):
+        gradlab.recompile(gradlab.grad(loss).source, like=loss)
