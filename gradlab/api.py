@@ -235,7 +235,7 @@ class GradientFunction(GeneratedFunction):
         if automatic:
             if len(getattr(value, "shape", ())):
                 _require_scalar(value, self)
-        else:
+        elif getattr(seed, "shape", ()) != getattr(value, "shape", ()):
             _require_seed_shape(self, seed, _shape_of(value))
         return value, grads
 

@@ -28,8 +28,17 @@ class Value:
     dtype: str
     norm: float
     finite: bool
-    preview: str
+    #: the first values (float64), or a description such as "list of 3"
+    head: Any = field(repr=False)
     raw: Any = field(default=None, repr=False)
+
+    @property
+    def preview(self) -> str:
+        """The first values, as text (formatted when asked: formatting costs more than the
+        rest of a step's summary)."""
+        if isinstance(self.head, str):
+            return self.head
+        return np.array2string(self.head, precision=4, separator=", ")
 
     @property
     def is_adjoint(self) -> bool:
@@ -138,8 +147,7 @@ def summarize(name: str, value: Any, keep: bool) -> Value | None:
         a64 = arr.astype(np.float64)
         finite = bool(np.all(np.isfinite(a64)))
         norm = float(np.sqrt(np.sum(a64 * a64))) if finite else float("nan")
-        preview = np.array2string(a64.ravel()[:4], precision=4, separator=", ")
-        return Value(name, tuple(arr.shape), str(arr.dtype), norm, finite, preview,
+        return Value(name, tuple(arr.shape), str(arr.dtype), norm, finite, a64.ravel()[:4].copy(),
                      value if keep else None)
     except Exception:  # a value gradlab cannot summarize is simply not shown
         return None
@@ -153,7 +161,9 @@ def all_finite(values: Any) -> bool:
             if not math.isfinite(v):
                 return False
         elif isinstance(v, np.ndarray):
-            if v.dtype.kind in "fc" and not bool(np.isfinite(v).all()):
+            # a finite sum has only finite terms; a sum that overflowed is looked at closely
+            if v.dtype.kind in "fc" and not math.isfinite(abs(np.add.reduce(v, axis=None))) \
+                    and not bool(np.isfinite(v).all()):
                 return False
         elif isinstance(v, (list, tuple)):
             if not all_finite(v):
@@ -237,7 +247,7 @@ def trace(df: Any, keep_values: bool = False, limit: int = LIMIT,
         omitted: dict[int, int] = {}
         state: dict[str, Any] = {"count": 0, "late": None}
         fn, source, name = instrumented(df, args, lambda lineno, values: record(lineno, values))
-        text = source.text
+        text = source.text  # (record, defined below, needs the source's lines)
         lines = text.splitlines()
         marker = next((i + 1 for i, line in enumerate(lines) if "── backward ──" in line), 0)
         main = _main_lines(lines, name)
