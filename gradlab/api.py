@@ -28,9 +28,11 @@ class GeneratedFunction:
     Under ``tf.function`` it is traced as plain Python (``autograph_info__`` tells AutoGraph
     not to rewrite it): the generated code already is the graph's program.
 
-    ``.source`` is the generated Python, exactly as compiled (the line that returns also hands
-    the forward value to this wrapper, which uses it to insist on a scalar output unless a
-    ``seed`` is given). ``.line_map`` maps each generated line to the user's line it came from.
+    ``.source`` is the generated Python, exactly as compiled, but for one thing: the forward
+    value, kept where the backward pass begins, is handed to this wrapper with the gradients
+    (it insists on a scalar output unless a ``seed`` is given, value_and_grad returns it, and
+    the semantic guard compares it). ``.line_map`` maps each generated line to the user's line
+    it came from.
     """
 
     autograph_info__ = None
@@ -653,7 +655,8 @@ class Transform:
     def variant(self, scalars: frozenset[str], fn: Any) -> Any:
         hit = self.variants.get(scalars)
         if hit is None:
-            from .codegen.program import Program, compile_program, normalize_function
+            from .codegen.emit import compile_source
+            from .codegen.program import Program, normalize_function
             from .codegen.reverse import Reverse
             unit = normalize_function(fn)
             _refuse_several_outputs(unit)
@@ -665,8 +668,10 @@ class Transform:
             result = builder.fn.result
             program.add(fn_def, unit, {result})
             program.defs.insert(0, program.defs.pop())  # the gradient first, helpers after
-            factory, source, filename = compile_program(
-                program, fname, transform=_also_return(fname, result))
+            source = program.source()
+            factory, filename = compile_source(
+                source.text, fn.__name__, fn.__globals__, program.free, fname,
+                transform=_also_return(fname, result, source.text))
             hit = (factory, source, filename, fname, _unbound(program.free, fn), seed_name)
             self.variants[scalars] = hit
             self.value_name = result
@@ -717,9 +722,14 @@ def _reverse(fn: Any, wrt: Wrt, optimized: bool, mode: str, options: dict[str, A
     return df
 
 
-def _also_return(fname: str, value_name: str | None) -> Callable[[ast.Module], None]:
+def _also_return(fname: str, value_name: str | None, text: str = ""
+                 ) -> Callable[[ast.Module], None]:
     """Make the compiled gradient return ``(value, gradients)``: the wrapper needs the value to
-    check the output is a scalar, and value_and_grad returns it (None when an edit removed it)."""
+    check the output is a scalar, and value_and_grad returns it (None when an edit removed it).
+
+    The value is taken where the backward pass begins (the ``# ── backward ──`` line of
+    ``text``): a loop's backward pass restores the values it overwrote, so at the ``return``
+    the value's variable may hold a value of an earlier iteration."""
     def transform(tree: ast.Module) -> None:
         for node in tree.body:
             if isinstance(node, ast.FunctionDef) and node.name == fname:
@@ -727,10 +737,35 @@ def _also_return(fname: str, value_name: str | None) -> Callable[[ast.Module], N
                 assert isinstance(last, ast.Return)
                 value: ast.expr = ast.Name(value_name, ast.Load()) if value_name else \
                     ast.Constant(None)
+                marker = _backward_line(text, fname)
+                start = next((i for i, st in enumerate(node.body) if st.lineno > marker),
+                             None) if marker and value_name else None
+                if start is not None and start < len(node.body) - 1:
+                    keep = ast.Assign(targets=[ast.Name(_VALUE, ast.Store())],
+                                      value=ast.Name(str(value_name), ast.Load()))
+                    ast.copy_location(keep, node.body[start])
+                    ast.fix_missing_locations(keep)
+                    node.body.insert(start, keep)
+                    value = ast.Name(_VALUE, ast.Load())
                 returned: ast.expr = last.value if last.value is not None else ast.Constant(None)
                 last.value = ast.Tuple(elts=[value, returned], ctx=ast.Load())
                 ast.copy_location(last.value, last)
     return transform
+
+
+#: The variable the compiled gradient keeps the forward value in (not in the shown source).
+_VALUE = "__gradlab_value__"
+
+
+def _backward_line(text: str, fname: str) -> int | None:
+    """The line of ``# ── backward ──`` inside ``def fname`` in ``text`` (None without one)."""
+    inside = False
+    for i, line in enumerate(text.splitlines(), start=1):
+        if line.startswith("def "):
+            inside = line.startswith(f"def {fname}(")
+        elif inside and line.strip() == "# ── backward ──":
+            return i
+    return None
 
 
 class JVPFunction(GeneratedFunction):

@@ -125,7 +125,7 @@ def recompile(source: str, like: Any) -> Any:
     text = source if source.endswith("\n") else source + "\n"
     factory, filename = compile_source(text, main.name, like.fn.__globals__, like._free,
                                        f"edited:{main.name}",
-                                       transform=_also_return(main.name, value_name))
+                                       transform=_also_return(main.name, value_name, text))
     edited = _EditedTransform(factory, text, filename, main.name, like)
     # An edit is not compared with the original function by the semantic guard: the user
     # changed the code on purpose, the forward pass included if they wish.

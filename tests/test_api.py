@@ -327,3 +327,16 @@ def test_a_tangent_or_vector_of_the_wrong_shape_says_which_shapes():
         gradlab.jvp(loss)(W0, X0, np.ones(2))
     with pytest.raises(gradlab.GradlabError, match=r"v for W has shape \(3,\)"):
         gradlab.hvp(loss)(W0, X0, np.ones(3))
+
+
+def cubes(a):
+    for i in range(3):
+        a = a * a * a
+    return a
+
+
+@pytest.mark.parametrize("check", [True, False])
+def test_the_value_is_the_forward_value_when_the_backward_pass_restores_its_variable(check):
+    value, g = gradlab.value_and_grad(cubes, check=check)(-1.1)
+    assert value == pytest.approx(cubes(-1.1))     # not -1.1, restored by the backward pass
+    assert g == pytest.approx(27 * 1.1 ** 26)
