@@ -260,15 +260,16 @@ def verify(df: Any, original: Original, value: Any, args: tuple[Any, ...],
 
 
 def refuse_several_outputs(df: Any, original: Original) -> None:
-    """A function returning a tuple, a list or a dict has several outputs: said before the
-    generated code runs (it would fail inside, on a seed of one number)."""
+    """A function returning a tuple, a list or a dict has several outputs, which a call without
+    a seed cannot differentiate: said before the generated code runs (it would fail inside,
+    on a seed of one number)."""
     value = original.value
     if original.ran and isinstance(value, (tuple, list, dict)):
         kind = type(value).__name__
         raise GradlabError(
             f"{getattr(df.fn, '__qualname__', 'the function')} returns a {kind} of {len(value)} "
-            f"values; {df.mode} differentiates a function with one output (a scalar, or an "
-            f"array with seed=...). Differentiate each output as a function of its own")
+            f"values: pass the gradient of each output as seed=(...) to differentiate their "
+            f"weighted sum, or differentiate one output as a function of its own")
 
 
 def _mismatch(df: Any, theirs: Any, ours: Any, args: tuple[Any, ...], kwargs: dict[str, Any],

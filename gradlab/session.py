@@ -213,7 +213,7 @@ def _before_first_run(df: Any, inputs: tuple[Any, ...]) -> Any:
             or guard.is_tracing(inputs):
         return None
     original = guard.run_original(df, inputs, {})
-    guard.refuse_several_outputs(df, original)
+    guard.refuse_several_outputs(df, original)    # (a run has no seed to give)
     return original
 
 

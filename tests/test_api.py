@@ -281,10 +281,16 @@ def returns_a_pair(x):
     return np.sum(x), np.sum(x * 2.0)
 
 
-def test_a_function_returning_a_tuple_is_refused_at_its_return():
-    with pytest.raises(gradlab.GradlabSyntaxError, match="returns a tuple of 2 values") as info:
-        gradlab.grad(returns_a_pair)
-    assert info.value.line == "return np.sum(x), np.sum(x * 2.0)"
+def test_a_function_returning_a_tuple_needs_a_seed_for_each_output():
+    df = gradlab.grad(returns_a_pair)
+    for _ in range(2):      # (the second call would take a fast path, if one were left)
+        with pytest.raises(gradlab.GradlabSyntaxError, match="returns a tuple of 2 values") \
+                as info:
+            df(np.ones(3))
+        assert info.value.line == "return np.sum(x), np.sum(x * 2.0)"
+    np.testing.assert_allclose(df(np.ones(3), seed=(1.0, 1.0)), [3.0, 3.0, 3.0])
+    with pytest.raises(gradlab.GradlabSyntaxError, match="returns a tuple"):
+        df(np.ones(3))
 
 
 def mean_of(x):
@@ -340,3 +346,12 @@ def test_the_value_is_the_forward_value_when_the_backward_pass_restores_its_vari
     value, g = gradlab.value_and_grad(cubes, check=check)(-1.1)
     assert value == pytest.approx(cubes(-1.1))     # not -1.1, restored by the backward pass
     assert g == pytest.approx(27 * 1.1 ** 26)
+
+
+def saxpy_of_dict(val):
+    return val["a"] * val["b"] + val["c"]
+
+
+def test_a_dict_argument_differentiated_is_refused():
+    with pytest.raises(gradlab.GradlabError, match="val is a dict"):
+        gradlab.grad(saxpy_of_dict)({"a": 1.0, "b": 2.0, "c": 3.0})

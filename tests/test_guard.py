@@ -181,6 +181,7 @@ def test_a_function_returning_several_values_is_refused_before_running():
 
     with pytest.raises(gradlab.GradlabError, match="returns a tuple of 2 values"):
         gradlab.grad(two)(np.ones(3))
+    np.testing.assert_allclose(gradlab.grad(two)(np.ones(3), seed=(1.0, 1.0)), [3.0] * 3)
 
 
 def helper_pair(x):
