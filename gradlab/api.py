@@ -14,7 +14,10 @@ import time
 import types
 from typing import Any, Callable, Sequence, Union
 
-from .cache import TransformCache
+from .cache import TransformCache, bind_free, reverse_key, unbound
+from .cache import fingerprint as _fingerprint
+from .calls import (explain_call_error, generated_line, refuse_without_gradient,
+                    require_seed_shape, require_tangent_shapes, shape_of)
 from .errors import GradlabError
 from .tensor.detect import PYTHON, common_framework
 from .tensor.registry import backend
@@ -236,13 +239,13 @@ class GradientFunction(GeneratedFunction):
         except ZeroDivisionError as e:
             value, grads = self._divided_by_zero(e, args, kwargs)
         except Exception as e:
-            _explain_call_error(self, e, args, seed if not automatic else None, kwargs)
+            explain_call_error(self, e, args, seed if not automatic else None, kwargs)
             raise
         if automatic:
             if len(getattr(value, "shape", ())):
                 _require_scalar(value, self)
         elif getattr(seed, "shape", ()) != getattr(value, "shape", ()):
-            _require_seed_shape(self, seed, _shape_of(value))
+            require_seed_shape(self, seed, shape_of(value))
         return value, grads
 
     def _finish(self, value: Any, grads: Any, args: tuple[Any, ...], fw: str) -> Any:
@@ -268,7 +271,7 @@ class GradientFunction(GeneratedFunction):
         types take the fast path; a call that fails here leaves none behind."""
         from . import guard
         try:
-            _refuse_integer_wrt(self, args)
+            refuse_without_gradient(self, args)
             if seed is None and self._outputs is not None:
                 raise self._outputs.error()
             check = self.options.get("check", True) and self.value_name is not None
@@ -279,7 +282,7 @@ class GradientFunction(GeneratedFunction):
                 if seed is None:
                     guard.refuse_several_outputs(self, original)
                 else:
-                    _require_seed_shape(self, seed, _shape_of(original.value))
+                    require_seed_shape(self, seed, shape_of(original.value))
             value, grads = self._compute(impl, fw, args, seed, kwargs)
             if original is not None:
                 note = guard.verify(self, original, value, args, kwargs, fw)
@@ -298,16 +301,6 @@ class GradientFunction(GeneratedFunction):
             self._plain.pop(types, None)    # a call without its seeds must be refused, above
         return self._finish(value, grads, args, fw)
 
-    def check_forward(self, *args: Any, **kwargs: Any) -> None:
-        """Run the semantic guard for these inputs now (as the first call does): raises a
-        :class:`gradlab.guard.ForwardMismatchError` naming your first line whose value
-        gradlab's generated code computes differently."""
-        types = (type(args[0]),) if len(args) == 1 else tuple(map(type, args))
-        if types in self._checked:
-            return
-        impl, fw = self._select(args)
-        self._first_call(types, impl, fw, args, kwargs.pop("seed", None), kwargs)
-
     def _divided_by_zero(self, error: ZeroDivisionError, args: tuple[Any, ...],
                          kwargs: dict[str, Any]) -> tuple[Any, Any]:
         """Python numbers divided by zero inside the generated code (NumPy arrays give inf
@@ -321,7 +314,7 @@ class GradientFunction(GeneratedFunction):
                 value = self.fn(*args, **kwargs)
             fw = common_framework((x,))
             return value, backend(fw if fw != PYTHON else "numpy").zeros_like(x)
-        where = _generated_line(self, error)
+        where = generated_line(self, error)
         raise GradlabError(
             f"{self.name} divided a Python number by zero{where}. NumPy would give inf or nan "
             f"there (np.mean of an empty array gives nan); gradlab's code cannot: check the "
@@ -345,129 +338,6 @@ def _require_scalar(value: Any, df: GeneratedFunction) -> None:
             f"{df.name}(..., seed=ones_like(output))")
 
 
-def _shape_of(value: Any) -> tuple[Any, ...] | None:
-    """The shape of an output or a seed: () for a number, None when there is none."""
-    if value is None:
-        return None
-    shape = getattr(value, "shape", None)
-    if shape is None:
-        if isinstance(value, (list, tuple)):
-            import numpy as np
-            try:
-                return tuple(np.shape(value))
-            except Exception:
-                return None
-        return ()
-    try:
-        return tuple(shape)
-    except TypeError:       # a TensorFlow shape of unknown rank
-        return None
-
-
-def _size(shape: tuple[Any, ...]) -> int | None:
-    size = 1
-    for d in shape:
-        if d is None:
-            return None
-        size *= int(d)
-    return size
-
-
-def _require_seed_shape(df: GeneratedFunction, seed: Any, value_shape: Any) -> None:
-    """The seed is the output's gradient, so it has the output's shape (a number does for a
-    scalar output): a seed of another shape would broadcast into a gradient of something else."""
-    seed_shape = _shape_of(seed)
-    if value_shape is None or seed_shape is None or seed_shape == value_shape:
-        return
-    if _size(seed_shape) == 1 and _size(value_shape) == 1:
-        return
-    if None in seed_shape or None in value_shape:   # symbolic sizes (tf.function)
-        return
-    raise GradlabError(
-        f"seed= has shape {seed_shape}, but {getattr(df.fn, '__qualname__', 'the function')} "
-        f"returns a value of shape {value_shape}: the seed is the gradient of the output and "
-        f"has its shape")
-
-
-def _explain_call_error(df: GeneratedFunction, error: Exception, args: tuple[Any, ...],
-                        seed: Any, kwargs: dict[str, Any]) -> None:
-    """Say what went wrong when a call failed because of how it was made, not inside: the
-    arguments do not fit the gradient's parameters, or a given seed has the wrong shape
-    (found by running the original function for its output's shape). Returns when neither."""
-    tb = error.__traceback__
-    if isinstance(error, TypeError) and tb is not None and tb.tb_next is None:
-        raise TypeError(f"{error}: {df.name} takes the arguments of "
-                        f"{getattr(df.fn, '__qualname__', 'the function')} "
-                        f"({', '.join(df.params)}); the output's gradient, if any, goes in "
-                        f"seed=... by keyword") from None
-    if seed is not None:
-        from . import guard
-        original = guard.run_original(df, args, kwargs)
-        if original.ran:
-            _require_seed_shape(df, seed, _shape_of(original.value))
-
-
-def _generated_line(df: GeneratedFunction, error: BaseException) -> str:
-    """`` at its line N (`code`), from your line L: `text` `` for the frame of generated code
-    an exception came from."""
-    import linecache
-    frame = None
-    tb = error.__traceback__
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename.startswith("<gradlab:"):
-            frame = (tb.tb_frame.f_code.co_filename, tb.tb_lineno)
-        tb = tb.tb_next
-    if frame is None:
-        return ""
-    filename, lineno = frame
-    code = linecache.getline(filename, lineno).strip()
-    where = f" at line {lineno} of its code (`{code}`)"
-    variants = getattr(df._transform, "variants", {}).values()
-    source = next((v[1] for v in variants if v[2] == filename), None)
-    if source is not None and source.line_map.get(lineno):
-        where += f", from your line {source.line_map[lineno]}: `{source.line_text[lineno]}`"
-    return where
-
-
-def _refuse_integer_wrt(df: GeneratedFunction, args: tuple[Any, ...]) -> None:
-    """Integer and bool arrays have no gradient of their own dtype (it would be cut to whole
-    numbers): refused, as JAX does, with the cast to write. A Python int is promoted: its
-    gradient is a float. A dict is refused too: its gradient would be built as an array's."""
-    index = {n: i for i, n in enumerate(df.params)}
-    for w in df.wrt:
-        i = index.get(w)
-        if i is None or i >= len(args):
-            continue
-        x = args[i]
-        if isinstance(x, dict):
-            raise GradlabError(
-                f"{w} is a dict: gradlab takes gradients with respect to arrays, numbers, and "
-                f"lists or tuples of them. Pass the dict's values as arguments of their own (or "
-                f"as a list)")
-        if isinstance(x, bool):
-            kind = "a bool"
-        else:
-            name = _dtype_name(x)
-            if name is None or not (name.startswith(("int", "uint")) or name.startswith("bool")):
-                continue
-            kind = f"an array of {name}"
-        raise GradlabError(
-            f"{w} is {kind}: gradients are taken with respect to floating-point inputs (an "
-            f"integer gradient would be cut to whole numbers). Cast it first: "
-            f"{w}.astype(np.float64) in NumPy or JAX, {w}.double() in torch, "
-            f"tf.cast({w}, tf.float64) in TensorFlow, float({w}) for a number")
-
-
-def _dtype_name(x: Any) -> str | None:
-    dtype = getattr(x, "dtype", None)
-    if dtype is None:
-        return None
-    name = getattr(dtype, "name", None)
-    if not isinstance(name, str):
-        name = str(dtype).rpartition(".")[2]
-    return name
-
-
 def _conform(grads: Any, args: tuple[Any, ...], df: GeneratedFunction, fw: str) -> Any:
     """Gradients keep their input's type and dtype (an untyped seed can leave a Python float or
     a wider dtype where the chain of operations had nothing to type it)."""
@@ -483,7 +353,7 @@ def _conform(grads: Any, args: tuple[Any, ...], df: GeneratedFunction, fw: str) 
             return float(g)   # a Python int is promoted: its gradient is a float
         if not hasattr(x, "dtype"):
             return g
-        _refuse_integer_wrt(df, args)     # (a gradient would be cut to an integer dtype)
+        refuse_without_gradient(df, args)     # (a gradient would be cut to an integer dtype)
         ops = backend(fw if fw != PYTHON else "numpy")
         return ops.zeros_like(x) + ops.astype(g, ops.dtype(x)) if hasattr(g, "dtype") else \
             ops.full_like(x, g)
@@ -499,101 +369,6 @@ def _conform(grads: Any, args: tuple[Any, ...], df: GeneratedFunction, fw: str) 
 #: Every transform made, bounded and holding no user values (see cache.py). jvp and hvp keep
 #: their closed-over values in their transforms, and are keyed by those values' identity.
 _cache = TransformCache()
-
-
-class _Cell:
-    """Stands, in a cached transform's free values, for a value the function closes over:
-    each function made from the transform binds its own (see :func:`bind_free`)."""
-
-    def __repr__(self) -> str:
-        return "<closed-over value>"
-
-
-_CELL = _Cell()
-
-
-def _cells(fn: Any) -> dict[str, Any]:
-    """The values ``fn`` closes over, by name (empty cells left out)."""
-    out: dict[str, Any] = {}
-    closure = getattr(fn, "__closure__", None)
-    if closure:
-        for name, cell in zip(fn.__code__.co_freevars, closure):
-            try:
-                out[name] = cell.cell_contents
-            except ValueError:
-                pass
-    return out
-
-
-def _unbound(free: dict[str, Any], fn: Any) -> dict[str, Any]:
-    """``free`` without the values ``fn`` closes over (what a cached transform keeps)."""
-    cells = _cells(fn)
-    return {k: (_CELL if k in cells and v is cells[k] else v) for k, v in free.items()}
-
-
-def bind_free(free: dict[str, Any], fn: Any) -> dict[str, Any]:
-    """``free`` with ``fn``'s own closed-over values put back."""
-    if not any(v is _CELL for v in free.values()):
-        return dict(free)
-    cells = _cells(fn)
-    return {k: (cells[k] if v is _CELL else v) for k, v in free.items()}
-
-
-def _reverse_key(fn: Any) -> tuple[tuple[Any, ...], list[Any]]:
-    """What a reverse transform of ``fn`` depends on besides its code, and the objects the key
-    names by identity (the cache drops the entry when one is collected).
-
-    The values ``fn`` closes over count by their type only: the generated code receives them
-    as parameters, so a fresh closure per training step over a new batch reuses the transform
-    without keeping any batch alive. Functions, modules and classes count by identity, and
-    the functions ``fn`` calls count with their own closed-over values (kept in the transform:
-    when such a function is collected, so is the entry)."""
-    anchors: list[Any] = []
-    parts: list[Any] = []
-    names = set(fn.__code__.co_names)
-    for const in fn.__code__.co_consts:
-        if isinstance(const, types.CodeType):
-            names |= set(const.co_names)
-    for n in sorted(names):
-        value = fn.__globals__.get(n)
-        if isinstance(value, (types.ModuleType, type)) or callable(value):
-            parts.append((n, id(value)))
-            anchors.append(value)
-            parts.extend(_fingerprint(value, {id(fn)}))
-    for n, value in sorted(_cells(fn).items()):
-        if isinstance(value, (types.ModuleType, type)) or callable(value):
-            parts.append((n, id(value)))
-            anchors.append(value)
-            parts.extend(_fingerprint(value, {id(fn)}))
-        else:
-            parts.append((n, type(value)))
-    return tuple(parts), anchors
-
-
-def _fingerprint(fn: Any, seen: set[int] | None = None) -> tuple[Any, ...]:
-    """What a transform depends on besides ``fn``'s code: the modules and functions its names
-    refer to (recursively), and closed-over values."""
-    seen = seen if seen is not None else set()
-    if id(fn) in seen or not isinstance(fn, types.FunctionType):
-        return ()
-    seen.add(id(fn))
-    parts: list[Any] = [id(fn.__code__)]
-    names = set(fn.__code__.co_names)
-    for const in fn.__code__.co_consts:
-        if isinstance(const, types.CodeType):
-            names |= set(const.co_names)
-    for n in sorted(names):
-        value = fn.__globals__.get(n)
-        if isinstance(value, (types.ModuleType, type)) or callable(value):
-            parts.append((n, id(value)))
-            parts.extend(_fingerprint(value, seen))
-    if fn.__closure__:
-        for cell in fn.__closure__:
-            try:
-                parts.append(id(cell.cell_contents))
-            except ValueError:
-                parts.append(None)
-    return tuple(parts)
 
 
 def _wrt_names(fn: Any, wrt: Wrt) -> tuple[tuple[str, ...], bool, list[str]]:
@@ -687,7 +462,7 @@ class Transform:
             factory, filename = compile_source(
                 source.text, fn.__name__, fn.__globals__, program.free, fname,
                 transform=_also_return(fname, result, source.text))
-            hit = (factory, source, filename, fname, _unbound(program.free, fn), seed_name)
+            hit = (factory, source, filename, fname, unbound(program.free, fn), seed_name)
             self.variants[scalars] = hit
             self.value_name = result
         return hit
@@ -733,7 +508,7 @@ def _reverse(fn: Any, wrt: Wrt, optimized: bool, mode: str, options: dict[str, A
     if not isinstance(fn, types.FunctionType):
         from .codegen.parse import parse_function
         parse_function(fn)    # says why it cannot be differentiated
-    parts, anchors = _reverse_key(fn)
+    parts, anchors = reverse_key(fn)
     key = ("reverse", fn.__code__, names, many, optimized, parts, rules_version())
     transform = _cache.get(key)
     if transform is None:
@@ -803,29 +578,10 @@ class JVPFunction(GeneratedFunction):
         tangents = tuple(tangent) if self.many else (tangent,)
         if len(tangents) != len(self.wrt):
             raise GradlabError(f"{self.name} needs {len(self.wrt)} tangents, got {len(tangents)}")
-        _require_tangent_shapes(self, primals, tangents)
+        require_tangent_shapes(self, primals, tangents)
         extra = list(self.options.get("extra_args", ()))
         impl, fw = self._select(tuple(primals) + tangents)
         return impl(*primals, *extra, *tangents)
-
-
-def _require_tangent_shapes(df: GeneratedFunction, primals: list[Any],
-                            tangents: tuple[Any, ...]) -> None:
-    """A tangent (jvp) or vector (hvp) has the shape of the argument it goes with: said
-    before computing, naming both, instead of a broadcast error inside (or a silent
-    broadcast)."""
-    what = "v" if df.mode == "hvp" else "tangent"
-    for name, t in zip(df.wrt, tangents):
-        i = df.params.index(name) if name in df.params else len(primals)
-        if i >= len(primals):
-            continue
-        want, got = _shape_of(primals[i]), _shape_of(t)
-        if want == got or want is None or got is None or None in want or None in got:
-            continue
-        if _size(want) == 1 and _size(got) == 1 and (not want or not got):
-            continue     # a number for a one-element array, or the other way round
-        raise GradlabError(f"the {what} for {name} has shape {got}, but {name} has shape "
-                           f"{want}: {df.name} needs a {what} shaped like {name}")
 
 
 class HVPFunction(JVPFunction):

@@ -15,6 +15,7 @@ transform of the first step, and no step's ``batch`` stays behind.
 """
 from __future__ import annotations
 
+import types
 import weakref
 from collections import OrderedDict
 from typing import Any, Iterable
@@ -77,3 +78,99 @@ def _drop(ref: weakref.ref[TransformCache], key: Any) -> None:
     cache = ref()
     if cache is not None:
         cache.discard(key)
+
+
+# --- keys that hold no values, and the values bound back ---------------------------------------
+class _Cell:
+    """Stands, in a cached transform's free values, for a value the function closes over:
+    each function made from the transform binds its own (see :func:`bind_free`)."""
+
+    def __repr__(self) -> str:
+        return "<closed-over value>"
+
+
+CELL = _Cell()
+
+
+def closed_over(fn: Any) -> dict[str, Any]:
+    """The values ``fn`` closes over, by name (empty cells left out)."""
+    out: dict[str, Any] = {}
+    closure = getattr(fn, "__closure__", None)
+    if closure:
+        for name, cell in zip(fn.__code__.co_freevars, closure):
+            try:
+                out[name] = cell.cell_contents
+            except ValueError:
+                pass
+    return out
+
+
+def unbound(free: dict[str, Any], fn: Any) -> dict[str, Any]:
+    """``free`` without the values ``fn`` closes over (what a cached transform keeps)."""
+    cells = closed_over(fn)
+    return {k: (CELL if k in cells and v is cells[k] else v) for k, v in free.items()}
+
+
+def bind_free(free: dict[str, Any], fn: Any) -> dict[str, Any]:
+    """``free`` with ``fn``'s own closed-over values put back."""
+    if not any(v is CELL for v in free.values()):
+        return dict(free)
+    cells = closed_over(fn)
+    return {k: (cells[k] if v is CELL else v) for k, v in free.items()}
+
+
+def reverse_key(fn: Any) -> tuple[tuple[Any, ...], list[Any]]:
+    """What a reverse transform of ``fn`` depends on besides its code, and the objects the key
+    names by identity (the cache drops the entry when one is collected).
+
+    The values ``fn`` closes over count by their type only: the generated code receives them
+    as parameters, so a fresh closure per training step over a new batch reuses the transform
+    without keeping any batch alive. Functions, modules and classes count by identity, and
+    the functions ``fn`` calls count with their own closed-over values (kept in the transform:
+    when such a function is collected, so is the entry)."""
+    anchors: list[Any] = []
+    parts: list[Any] = []
+    names = set(fn.__code__.co_names)
+    for const in fn.__code__.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= set(const.co_names)
+    for n in sorted(names):
+        value = fn.__globals__.get(n)
+        if isinstance(value, (types.ModuleType, type)) or callable(value):
+            parts.append((n, id(value)))
+            anchors.append(value)
+            parts.extend(fingerprint(value, {id(fn)}))
+    for n, value in sorted(closed_over(fn).items()):
+        if isinstance(value, (types.ModuleType, type)) or callable(value):
+            parts.append((n, id(value)))
+            anchors.append(value)
+            parts.extend(fingerprint(value, {id(fn)}))
+        else:
+            parts.append((n, type(value)))
+    return tuple(parts), anchors
+
+
+def fingerprint(fn: Any, seen: set[int] | None = None) -> tuple[Any, ...]:
+    """What a transform depends on besides ``fn``'s code: the modules and functions its names
+    refer to (recursively), and closed-over values."""
+    seen = seen if seen is not None else set()
+    if id(fn) in seen or not isinstance(fn, types.FunctionType):
+        return ()
+    seen.add(id(fn))
+    parts: list[Any] = [id(fn.__code__)]
+    names = set(fn.__code__.co_names)
+    for const in fn.__code__.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= set(const.co_names)
+    for n in sorted(names):
+        value = fn.__globals__.get(n)
+        if isinstance(value, (types.ModuleType, type)) or callable(value):
+            parts.append((n, id(value)))
+            parts.extend(fingerprint(value, seen))
+    if fn.__closure__:
+        for cell in fn.__closure__:
+            try:
+                parts.append(id(cell.cell_contents))
+            except ValueError:
+                parts.append(None)
+    return tuple(parts)

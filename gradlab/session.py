@@ -206,8 +206,9 @@ def _before_first_run(df: Any, inputs: tuple[Any, ...]) -> Any:
     without a gradient refused, and the original function's value, for the semantic guard."""
     if getattr(df, "mode", "") not in ("grad", "value_and_grad"):
         return None
-    from . import api, guard
-    api._refuse_integer_wrt(df, inputs)
+    from . import guard
+    from .calls import refuse_without_gradient
+    refuse_without_gradient(df, inputs)
     types = tuple(map(type, inputs))
     if types in df._checked or not df.options.get("check", True) or df.value_name is None \
             or guard.is_tracing(inputs):
