@@ -76,8 +76,8 @@ def is_tracing(values: tuple[Any, ...]) -> bool:
             continue
         module = type(v).__module__
         if module.startswith("jax"):
-            jax = sys.modules.get("jax")
-            if jax is not None and isinstance(v, jax.core.Tracer):
+            tracer = getattr(getattr(sys.modules.get("jax"), "core", None), "Tracer", None)
+            if tracer is not None and isinstance(v, tracer) or "Tracer" in type(v).__name__:
                 return True
         elif module.startswith("tensorflow"):
             tf = sys.modules.get("tensorflow")
