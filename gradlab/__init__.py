@@ -13,7 +13,8 @@ from .edit import EditError, diff, recompile
 from .extend import adjoint, nondifferentiable, tangent_rule
 
 _LAZY = {"exercise": "exercises", "graph": "graphs", "gradient_norms": "health",
-         "plot_gradient_norms": "health", "step": "stepping", "trace": "tracing"}
+         "plot_gradient_norms": "health", "step": "stepping", "trace": "tracing",
+         "ForwardMismatchError": "guard"}
 
 
 def __getattr__(name: str):  # type: ignore[no-untyped-def]
@@ -40,7 +41,7 @@ from .tensor.dtypes import (bfloat16, bool_, complex64, complex128, float16, flo
 __version__ = "0.1.0"
 
 __all__ = [
-    "EditError", "adjoint", "diff", "exercise", "gradient_norms", "graph",
+    "EditError", "ForwardMismatchError", "adjoint", "diff", "exercise", "gradient_norms", "graph",
     "plot_gradient_norms", "show", "step", "nondifferentiable", "recompile", "tangent_rule", "trace",
     "BackendError", "GradlabError", "GradlabSyntaxError", "NoRuleError", "bfloat16", "bool_",
     "complex64", "complex128", "float16", "float32", "float64", "grad", "hvp", "insert_grad_of", "jvp",

@@ -34,6 +34,22 @@ def load_function(target: str) -> Any:
     return fn
 
 
+def parse_wrt(text: str) -> Any:
+    """``--wrt`` as ``gradlab.grad`` takes it: ``"W"`` -> ``"W"``, ``"0"`` -> ``0``,
+    ``"W,x"`` -> ``("W", "x")``. Quotes around it (kept by IPython's line parsing) are
+    removed; an empty list or an empty item is an error, not the first parameter."""
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        text = text[1:-1].strip()
+    items = [w.strip() for w in text.split(",")]
+    if not text or any(not w for w in items):
+        raise GradlabError(f"--wrt {text!r} names no parameter"
+                           f"{'' if not text else ' in one of its items'}: give parameter "
+                           f"names or indices, comma separated (e.g. --wrt W,x or --wrt 0)")
+    parsed: list[Any] = [int(w) if w.lstrip("-").isdigit() else w for w in items]
+    return tuple(parsed) if len(parsed) > 1 else parsed[0]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="gradlab", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -48,9 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     from .display import highlight_terminal
     try:
         fn = load_function(args.target)
-        items = [int(w) if w.strip().lstrip("-").isdigit() else w.strip()
-                 for w in args.wrt.split(",") if w.strip()]
-        wrt: Any = tuple(items) if len(items) > 1 else items[0]
+        wrt = parse_wrt(args.wrt)
         make = gradlab.grad if args.mode == "reverse" else gradlab.jvp
         df = make(fn, wrt, optimized=not args.no_optimize)
     except GradlabError as e:

@@ -26,6 +26,7 @@ class EditError(GradlabError):
 
 def validate(source: str, like: Any) -> ast.FunctionDef:
     """The edited text's main function, or an :class:`EditError` saying what is wrong."""
+    _require_generated(like)
     lines = source.splitlines()
     try:
         tree = ast.parse(source)
@@ -44,16 +45,40 @@ def validate(source: str, like: Any) -> ast.FunctionDef:
         if len(defs) != 1:
             raise EditError(f"the edited code must define {like.name}(...)")
         main = defs[0]
-    expected = [a.arg for a in _original_def(like).args.args]
-    got = [a.arg for a in main.args.args]
+    expected, got = _parameters(_original_def(like)), _parameters(main)
     if got != expected:
-        raise EditError(f"{main.name} must keep the parameters ({', '.join(expected)}); the "
-                        f"edit has ({', '.join(got)})", main.lineno, lines[main.lineno - 1])
+        raise EditError(f"{main.name} must keep the parameters ({expected}); the edit has "
+                        f"({got})", main.lineno, lines[main.lineno - 1])
     if not main.body or not isinstance(main.body[-1], ast.Return) or main.body[-1].value is None:
         raise EditError(f"{main.name} must end with `return <gradient>`", main.lineno,
                         lines[main.lineno - 1])
     _check_names(tree, main, like, lines)
     return main
+
+
+def _require_generated(like: Any) -> None:
+    from .api import GeneratedFunction
+    if not isinstance(like, GeneratedFunction):
+        what = getattr(like, "__qualname__", None) or type(like).__name__
+        raise EditError(
+            f"like= must be a function made by gradlab.grad, value_and_grad, jvp or hvp, whose "
+            f"calling convention the edit keeps; got {what!r}. Write "
+            f"gradlab.recompile(edited_source, like=gradlab.grad(f)) with the function f whose "
+            f"generated code you edited")
+
+
+def _parameters(fn: ast.FunctionDef) -> str:
+    """The parameter list as written, without default values: ``W, x, *, dloss``."""
+    a = fn.args
+    names = [p.arg for p in a.posonlyargs + a.args]
+    if a.vararg is not None:
+        names.append("*" + a.vararg.arg)
+    elif a.kwonlyargs:
+        names.append("*")
+    names += [p.arg for p in a.kwonlyargs]
+    if a.kwarg is not None:
+        names.append("**" + a.kwarg.arg)
+    return ", ".join(names)
 
 
 def _original_def(like: Any) -> ast.FunctionDef:
@@ -106,9 +131,11 @@ def recompile(source: str, like: Any) -> Any:
                                        if returns_value else None)
     edited = _EditedTransform(factory, text, filename, main.name, like)
     kind = type(like) if isinstance(like, JVPFunction) else GradientFunction
+    # An edit is not compared with the original function by the semantic guard: the user
+    # changed the code on purpose, the forward pass included if they wish.
     out = kind(like.fn, edited, edited.source, filename, main.name, like._free,
                like.wrt, like.many, like.mode, like.params, like.seed_name,
-               like.options, 0.0)
+               {**like.options, "check": False}, 0.0)
     out.value_name = value_name
     out.edited_from = like
     return out
@@ -129,8 +156,9 @@ class _EditedTransform:
         self.name = name
         self.free = like._free
 
-    def variant(self, scalars: frozenset[str], dialect: str | None = None) -> Any:
-        """The edited code, whatever the inputs: the user wrote it for them all."""
+    def variant(self, scalars: frozenset[str], *ignored: Any) -> Any:
+        """The edited code, whatever the inputs (their function or dialect): the user wrote
+        it for them all."""
         return (self.factory, self.source, self.filename, self.name, self.free, None)
 
 

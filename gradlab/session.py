@@ -30,6 +30,7 @@ class RunResult:
     error: str = ""
     check: Any = None
     diagnosis: str = ""      # where a NaN/Inf first appeared, when the gradient has one
+    note: str = ""           # what the numbers shown are, when it is not the plain gradient
 
     @property
     def line(self) -> str:
@@ -47,6 +48,8 @@ class RunResult:
             dtype = getattr(g, "dtype", type(g).__name__)
             dtype = str(dtype).replace("torch.", "").replace("<dtype: '", "").rstrip("'>")
             parts.append(f"gradient shape {tuple(np.shape(_numpy(g)))} {dtype} {_preview(g)}")
+        if self.note:
+            parts.append(f"note: {self.note}")
         if self.diagnosis:
             parts.append(self.diagnosis)
         return "\n".join(parts + [self.line])
@@ -147,12 +150,14 @@ class GradSession:
             target_device = _device_for(framework, device)
             inputs = tuple(_to(a, framework, target_device) for a in self.args)  # type: ignore[union-attr]
             value_grads = _value_and_gradients(self.active)
+            original = _before_first_run(self.active, inputs)
             (value, grads), timing = measure(lambda *a: value_grads(*a), inputs,
                                              repeats=repeats)
-            result = RunResult(framework, timing.device, timing, value, grads)
+            _after_first_run(self.active, original, value, inputs)
+            result = RunResult(framework, timing.device, timing, value, grads,
+                               note=_output_note(self.active, value))
             if not _finite(grads):   # the NaN hunt: say where it started
-                from .tracing import trace
-                result.diagnosis = trace(self.active)(*inputs).explain()
+                result.diagnosis = self._hunt_nan(inputs, NAN_HUNT_STEPS)
             if check:
                 from .checking import check_gradient
                 result.check = check_gradient(self.df.fn, self.active, inputs)
@@ -168,9 +173,75 @@ class GradSession:
                 message += f" (generated line {generated[-1].lineno}: {generated[-1].line})"
             return RunResult(label, device, None, error=message)
 
+    def _hunt_nan(self, inputs: tuple[Any, ...], max_steps: int | None) -> str:
+        from .tracing import trace
+        report = trace(self.active, limit=NAN_HUNT_RECORDED, max_steps=max_steps)(*inputs)
+        text = report.explain()
+        if report.stopped and report.first_nonfinite is None:
+            text += (" — the run was longer; session.diagnose() traces all of it (it takes "
+                     "a while)")
+        return text
+
+    def diagnose(self, framework: str = "numpy", device: str = "cpu") -> str:
+        """Where the first NaN/Inf of the current version appears, tracing the whole run
+        (the automatic search after a run stops after :data:`NAN_HUNT_STEPS` steps)."""
+        if self.args is None:
+            return "no inputs: give them with --run \"ARGS\" or session.args = (...)"
+        inputs = tuple(_to(a, framework, _device_for(framework, device)) for a in self.args)
+        return self._hunt_nan(inputs, None)
+
     def _changed(self) -> None:
         for listener in self.listeners:
             listener()
+
+
+#: The automatic search for the first NaN/Inf after a run records this many steps in full
+#: and stops after NAN_HUNT_STEPS: a cell stays responsive whatever the loop's length.
+NAN_HUNT_RECORDED = 200
+NAN_HUNT_STEPS = 200_000
+
+
+def _before_first_run(df: Any, inputs: tuple[Any, ...]) -> Any:
+    """What a gradient's first call checks (see ``GradientFunction._first_call``): inputs
+    without a gradient refused, and the original function's value, for the semantic guard."""
+    if getattr(df, "mode", "") not in ("grad", "value_and_grad"):
+        return None
+    from . import guard
+    from .calls import refuse_without_gradient
+    refuse_without_gradient(df, inputs)
+    types = tuple(map(type, inputs))
+    if types in df._checked or not df.options.get("check", True) or df.value_name is None \
+            or guard.is_tracing(inputs):
+        return None
+    original = guard.run_original(df, inputs, {})
+    guard.refuse_several_outputs(df, original)    # (a run has no seed to give)
+    return original
+
+
+def _after_first_run(df: Any, original: Any, value: Any, inputs: tuple[Any, ...]) -> None:
+    if original is None:
+        return
+    from . import guard
+    from .tensor.detect import common_framework
+    types = tuple(map(type, inputs))
+    note = guard.verify(df, original, value, inputs, {}, common_framework(inputs))
+    if note:
+        df.unchecked[types] = note
+    df._checked.add(types)
+
+
+def _output_note(df: Any, value: Any) -> str:
+    """A gradient run on a function whose output is not a scalar shows the gradient of the
+    sum of its outputs (the seed is ones): said, since ``df(...)`` itself would ask for one."""
+    if getattr(df, "mode", "") not in ("grad", "value_and_grad"):
+        return ""
+    shape = tuple(getattr(value, "shape", ()) or ())
+    if not shape or all(d == 1 for d in shape):
+        return ""
+    name = getattr(df.fn, "__qualname__", "the function")
+    return (f"{name} returns shape {shape}, not a scalar: the gradient shown is that of "
+            f"sum({name}(...)) (a seed of ones); call {df.name}(..., seed=...) with the "
+            f"output's gradient for another")
 
 
 def _finite(grads: Any) -> bool:

@@ -28,8 +28,17 @@ class Value:
     dtype: str
     norm: float
     finite: bool
-    preview: str
+    #: the first values (float64), or a description such as "list of 3"
+    head: Any = field(repr=False)
     raw: Any = field(default=None, repr=False)
+
+    @property
+    def preview(self) -> str:
+        """The first values, as text (formatted when asked: formatting costs more than the
+        rest of a step's summary)."""
+        if isinstance(self.head, str):
+            return self.head
+        return np.array2string(self.head, precision=4, separator=", ")
 
     @property
     def is_adjoint(self) -> bool:
@@ -51,16 +60,31 @@ class Step:
         return all(v.finite for v in self.values)
 
 
+#: Steps a trace records in full (shapes, norms, a preview): enough for any function one reads
+#: step by step. A long loop runs on past it; its later steps are counted per line and watched
+#: for the first NaN/Inf only, so a 100,000-step loop gives a report of this size, not 100,000
+#: steps' worth.
+LIMIT = 5000
+
+
 @dataclass
 class TraceReport:
     source: str
     steps: list[Step]
     result: Any
+    #: every step the run made (``len(steps)`` of them are recorded in full)
+    total: int = 0
+    #: generated line -> how many of its steps ran after the first ``limit`` (not recorded)
+    omitted: dict[int, int] = field(default_factory=dict)
+    #: the first step that produced a NaN or an Inf, when it came after the recorded ones
+    late_nonfinite: Step | None = None
+    #: why the run was stopped before its end ("" when it ran to the end)
+    stopped: str = ""
 
     @property
     def first_nonfinite(self) -> Step | None:
-        """The first step that produced a NaN or an Inf."""
-        return next((s for s in self.steps if not s.finite), None)
+        """The first step that produced a NaN or an Inf (found exactly, recorded or not)."""
+        return next((s for s in self.steps if not s.finite), None) or self.late_nonfinite
 
     def backward(self) -> list[Step]:
         return [s for s in self.steps if s.section == "backward"]
@@ -74,16 +98,32 @@ class TraceReport:
                 flag = "" if v.finite else "  <- NaN/Inf"
                 rows.append(f"{s.index:4d} {s.line:4d}  {v.name:16s} {str(v.shape):14s} "
                             f"{v.norm:11.4g}  {s.code.strip()}{flag}")
+        if len(self.steps) > limit or self.omitted:
+            rows.append(f"... {self.total - min(limit, len(self.steps)):,} more steps "
+                        f"({self._omitted_text()})")
         return "\n".join(rows)
+
+    def _omitted_text(self) -> str:
+        busiest = sorted(self.omitted.items(), key=lambda kv: -kv[1])[:3]
+        lines = ", ".join(f"line {line} ×{count:,}" for line, count in busiest)
+        return f"not recorded: {lines}" if lines else "recorded"
 
     def explain(self) -> str:
         bad = self.first_nonfinite
         if bad is None:
+            if self.stopped:
+                return f"no NaN/Inf in the steps traced: {self.stopped}"
             return "every value stayed finite"
         names = ", ".join(v.name for v in bad.values if not v.finite)
         where = f" (from your line {bad.user_line}: {bad.user_text})" if bad.user_line else ""
         return (f"first NaN/Inf at step {bad.index}, {bad.section} pass, generated line "
                 f"{bad.line}: {bad.code.strip()} -> {names}{where}")
+
+    def __repr__(self) -> str:
+        kept = f"{len(self.steps):,} recorded" + (
+            f" of {self.total:,}" if self.total > len(self.steps) else "")
+        stopped = f", stopped: {self.stopped}" if self.stopped else ""
+        return f"<TraceReport: {kept} steps; {self.explain()}{stopped}>"
 
 
 def summarize(name: str, value: Any, keep: bool) -> Value | None:
@@ -107,11 +147,36 @@ def summarize(name: str, value: Any, keep: bool) -> Value | None:
         a64 = arr.astype(np.float64)
         finite = bool(np.all(np.isfinite(a64)))
         norm = float(np.sqrt(np.sum(a64 * a64))) if finite else float("nan")
-        preview = np.array2string(a64.ravel()[:4], precision=4, separator=", ")
-        return Value(name, tuple(arr.shape), str(arr.dtype), norm, finite, preview,
+        return Value(name, tuple(arr.shape), str(arr.dtype), norm, finite, a64.ravel()[:4].copy(),
                      value if keep else None)
     except Exception:  # a value gradlab cannot summarize is simply not shown
         return None
+
+
+def all_finite(values: Any) -> bool:
+    """Whether every number in ``values`` (a dict of them, arrays, lists) is finite: the one
+    question asked of steps past the recorded ones, so it is answered without a summary."""
+    for v in values.values() if isinstance(values, dict) else values:
+        if isinstance(v, float):
+            if not math.isfinite(v):
+                return False
+        elif isinstance(v, np.ndarray):
+            # a finite sum has only finite terms; a sum that overflowed is looked at closely
+            if v.dtype.kind in "fc" and not math.isfinite(abs(np.add.reduce(v, axis=None))) \
+                    and not bool(np.isfinite(v).all()):
+                return False
+        elif isinstance(v, (list, tuple)):
+            if not all_finite(v):
+                return False
+        elif hasattr(v, "shape") and not isinstance(v, (bool, int)):
+            summary = summarize("", v, False)
+            if summary is not None and not summary.finite:
+                return False
+    return True
+
+
+class _Stop(Exception):
+    """Raised from the recording hook to stop a run past its step budget."""
 
 
 class _Instrument(ast.NodeTransformer):
@@ -123,7 +188,7 @@ class _Instrument(ast.NodeTransformer):
     def visit_FunctionDef(self, node: ast.FunctionDef) -> Any:
         self.generic_visit(node)
         if node.name == self.main:
-            params = [a.arg for a in node.args.args]
+            params = [a.arg for a in node.args.args + node.args.kwonlyargs]
             entry = self._record(node, params)[1]
             node.body.insert(0, entry)
         return node
@@ -150,53 +215,85 @@ class _Instrument(ast.NodeTransformer):
         return node
 
 
-def trace(df: Any, keep_values: bool = False) -> Any:
-    """A function that runs ``df`` on some inputs step by step and returns a TraceReport."""
+def instrumented(df: Any, args: tuple[Any, ...], record: Any) -> tuple[Any, Any, str]:
+    """``df``'s generated code for these inputs, compiled again with ``record(lineno,
+    {name: value})`` called after each assignment (and with the parameters on entry).
+    Returns the function, its :class:`~gradlab.codegen.emit.Source` and its name."""
+    from .tensor.detect import common_framework
+    from .tensor.registry import backend
+    _, source, _, name, free, _ = df.variant_for(args)
+
+    def instrument(tree: ast.Module) -> None:
+        _Instrument(name).visit(tree)
+        ast.fix_missing_locations(tree)
+
+    values = dict(free)
+    values["gl"] = backend(common_framework(args))
+    values[_RECORD] = record
+    factory, _ = compile_source(source.text, name, df.fn.__globals__, values, f"trace:{name}",
+                                transform=instrument)
+    return factory(**values)[name], source, name
+
+
+def trace(df: Any, keep_values: bool = False, limit: int = LIMIT,
+          max_steps: int | None = None) -> Any:
+    """A function that runs ``df`` on some inputs step by step and returns a TraceReport.
+
+    The first ``limit`` steps are recorded in full; later ones are counted by line and only
+    checked for NaN/Inf (the first one is still recorded exactly). With ``max_steps`` the run
+    stops after that many steps (the report says so): a bound on the time a trace can take."""
     def run(*args: Any, **kwargs: Any) -> TraceReport:
-        from .tensor.detect import PYTHON, common_framework
-        from .tensor.registry import backend
-        fw = common_framework(args)
-        scalars = df._scalars(args) if fw == PYTHON else frozenset()
-        _, source, _, name, free, _ = df._transform.variant(scalars)
-        text = source.text
+        steps: list[Step] = []
+        omitted: dict[int, int] = {}
+        state: dict[str, Any] = {"count": 0, "late": None}
+        fn, source, name = instrumented(df, args, lambda lineno, values: record(lineno, values))
+        text = source.text  # (record, defined below, needs the source's lines)
         lines = text.splitlines()
         marker = next((i + 1 for i, line in enumerate(lines) if "── backward ──" in line), 0)
-        steps: list[Step] = []
+        main = _main_lines(lines, name)
 
-        def record(lineno: int, values: dict[str, Any]) -> None:
+        def step(lineno: int, values: dict[str, Any]) -> Step | None:
             summaries = [v for v in (summarize(k, x, keep_values) for k, x in values.items())
                          if v is not None]
             if not summaries:
-                return
+                return None
             code = lines[lineno - 1] if lineno - 1 < len(lines) else ""
-            section = "backward" if marker and lineno > marker and _in_main(lines, lineno,
-                                                                             name) else "forward"
-            steps.append(Step(len(steps) + 1, lineno, code, section,
-                              source.line_map.get(lineno, 0), source.line_text.get(lineno, ""),
-                              summaries))
+            section = "backward" if marker and lineno > marker and lineno in main else "forward"
+            return Step(state["count"], lineno, code, section, source.line_map.get(lineno, 0),
+                        source.line_text.get(lineno, ""), summaries)
 
-        def instrument(tree: ast.Module) -> None:
-            _Instrument(name).visit(tree)
-            ast.fix_missing_locations(tree)
+        def record(lineno: int, values: dict[str, Any]) -> None:
+            state["count"] += 1
+            if len(steps) < limit:
+                made = step(lineno, values)
+                if made is not None:
+                    steps.append(made)
+            else:
+                omitted[lineno] = omitted.get(lineno, 0) + 1
+                if state["late"] is None and not all_finite(values):
+                    state["late"] = step(lineno, values)
+            if max_steps is not None and state["count"] >= max_steps:
+                raise _Stop
 
-        values = dict(free)
-        values["gl"] = backend(fw)
-        values[_RECORD] = record
-        factory, _ = compile_source(text, name, df.fn.__globals__, values, f"trace:{name}",
-                                    transform=instrument)
-        fn = factory(**values)[name]
         seed = kwargs.pop("seed", None)
         if seed is not None:
             kwargs[df.seed_name] = seed
-        result = fn(*args, **kwargs)
-        return TraceReport(text, steps, result)
+        result, stopped = None, ""
+        try:
+            result = fn(*args, **kwargs)
+        except _Stop:
+            stopped = f"stopped after {max_steps:,} steps (max_steps)"
+        late = state["late"] if not any(not s.finite for s in steps) else None
+        return TraceReport(text, steps, result, state["count"], omitted, late, stopped)
     return run
 
 
-def _in_main(lines: list[str], lineno: int, name: str) -> bool:
-    """Whether ``lineno`` lies inside ``def name`` (helpers after it are not the main pass)."""
-    current = None
-    for i, line in enumerate(lines[:lineno], start=1):
+def _main_lines(lines: list[str], name: str) -> set[int]:
+    """The lines inside ``def name`` (helpers after it are not the main pass)."""
+    inside, current = set(), None
+    for i, line in enumerate(lines, start=1):
         if line.startswith("def "):
             current = line[4:].split("(")[0]
-    return current == name
+        elif current == name:
+            inside.add(i)
+    return inside

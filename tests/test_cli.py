@@ -10,7 +10,7 @@ def test_cli_prints_backward_code(tmp_path: Path):
     out = subprocess.run([sys.executable, "-m", "gradlab.cli", "grad", f"{source}:loss",
                           "--wrt", "W,x", "--color", "never"], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.startswith("def dloss_dW_dx(W, x, dloss=1.0):")
+    assert out.stdout.startswith("def dloss_dW_dx(W, x, *, dloss=1.0):")
     assert "return (dW, dx)" in out.stdout
 
 
@@ -22,3 +22,13 @@ def test_cli_reports_errors(tmp_path: Path):
                          capture_output=True, text=True)
     assert out.returncode == 2
     assert "try/except" in out.stderr and "line 2" in out.stderr
+
+
+def test_cli_refuses_an_empty_wrt(tmp_path: Path):
+    source = tmp_path / "model.py"
+    source.write_text("import numpy as np\n\ndef loss(W, x):\n    return np.sum(W * x)\n")
+    for wrt in ("", "W,", ","):
+        out = subprocess.run([sys.executable, "-m", "gradlab.cli", "grad", f"{source}:loss",
+                              "--wrt", wrt], capture_output=True, text=True)
+        assert out.returncode == 2, (wrt, out.stdout)
+        assert "names no parameter" in out.stderr and "Traceback" not in out.stderr

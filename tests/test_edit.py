@@ -31,7 +31,7 @@ def test_recompile_happy_path_and_diff():
 @pytest.mark.parametrize("change, message, marker", [
     (lambda s: s.replace("dxW = (1.0", "dxW = (1.0 (", 1), "syntax error", "dxW = (1.0 ("),
     (lambda s: s.replace("return dW", "return dWW"), "unknown name 'dWW'", "return dWW"),
-    (lambda s: s.replace("(W, x, dloss=1.0)", "(W, dloss=1.0)"), "must keep the parameters",
+    (lambda s: s.replace("(W, x, *, dloss=1.0)", "(W, *, dloss=1.0)"), "must keep the parameters",
      "def dloss_dW"),
     (lambda s: s.replace("    return dW\n", ""), "must end with `return", "def dloss_dW"),
     (lambda s: s + "print('hello')\n", "only function definitions", "print('hello')"),
@@ -71,3 +71,8 @@ def test_recompile_forward_mode_and_hvp_code():
     h = gradlab.hvp(loss)
     again = gradlab.recompile(h.source, like=h)
     np.testing.assert_allclose(again(W, X, v), h(W, X, v))
+
+
+def test_recompile_like_a_plain_function_is_refused_clearly():
+    with pytest.raises(gradlab.EditError, match="like= must be a function made by gradlab.grad"):
+        gradlab.recompile(gradlab.grad(loss).source, like=loss)

@@ -34,3 +34,42 @@ def test_trace_finds_an_injected_nan_at_its_line():
     assert "first NaN/Inf" in report.explain()
     backward_bad = next(s for s in report.backward() if not s.finite)
     assert backward_bad.section == "backward"
+
+
+def long_loop(x, n):
+    h = x
+    for i in range(n):
+        h = h - 0.001
+        s = np.sqrt(h)       # NaN once h < 0, at iteration 1001
+    return np.sum(s)
+
+
+def test_a_long_loop_is_summarised_and_its_first_nan_kept_exactly():
+    import tracemalloc
+    df = gradlab.grad(long_loop)
+    x = np.array([1.0005, 2.0])
+    full = gradlab.trace(df, limit=10 ** 9)(x, 1500)
+    exact = full.first_nonfinite
+    assert exact is not None and "gl.sqrt" in exact.code
+    tracemalloc.start()
+    try:
+        start = tracemalloc.get_traced_memory()[0]
+        short = gradlab.trace(df, limit=100)(x, 20_000)
+        kept = tracemalloc.get_traced_memory()[0] - start
+    finally:
+        tracemalloc.stop()
+    assert len(short.steps) == 100 and short.total > 40_000
+    assert sum(short.omitted.values()) > 99_000    # counted by line, not recorded
+    bad = short.first_nonfinite
+    assert bad is not None and (bad.index, bad.line) == (exact.index, exact.line)
+    assert kept < 2_000_000, kept          # 20,000 iterations' steps would be far more
+    assert len(repr(short)) < 400 and "first NaN/Inf" in repr(short)
+    assert "more steps" in short.table()
+
+
+def test_a_step_budget_stops_the_run_and_says_so():
+    df = gradlab.grad(long_loop)
+    report = gradlab.trace(df, limit=50, max_steps=500)(np.array([1.0005, 2.0]), 20_000)
+    assert report.total == 500 and report.result is None
+    assert report.first_nonfinite is None
+    assert "stopped after 500 steps" in report.explain()

@@ -11,6 +11,7 @@ import itertools
 import linecache
 import re
 import types
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -384,5 +385,59 @@ def compile_source(text: str, main: str, user_globals: dict[str, Any],
     exec(code, scratch)
     made = scratch["__gradlab_factory__"]
     made = types.FunctionType(made.__code__, user_globals, made.__name__)
+    register_lines(filename, text, made.__code__)
+    return _named_as_shown(made), filename
+
+
+def _named_as_shown(factory: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+    """The factory, making functions whose ``__qualname__`` is the name the user reads
+    (``dloss_dW``), so that Python's own messages (``dloss_dW() takes 2 positional arguments
+    but 3 were given``) name them as shown, not ``__gradlab_factory__.<locals>.dloss_dW``."""
+    def make(**free: Any) -> dict[str, Any]:
+        functions = factory(**free)
+        for fn in functions.values():
+            fn.__qualname__ = fn.__name__
+        return functions
+    return make
+
+
+# --- linecache: generated text stays readable in tracebacks while its code is alive ------------
+#: How many generated texts linecache keeps before the dead ones are swept out. Entries whose
+#: code is still alive (a gradient in use, a frame in a stored traceback) are never removed.
+LINECACHE_LIMIT = 256
+_registered: dict[str, list[weakref.ref[types.CodeType]]] = {}
+_sweep_at = [LINECACHE_LIMIT]
+
+
+def register_lines(filename: str, text: str, code: types.CodeType) -> None:
+    """Register ``text`` in linecache under ``filename`` for as long as ``code`` (or any code
+    object compiled with it) is alive; beyond :data:`LINECACHE_LIMIT` entries, the entries of
+    code that no longer exists are dropped."""
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
-    return made, filename
+    _registered[filename] = [weakref.ref(c) for c in _code_objects(code)]
+    if len(_registered) > _sweep_at[0]:
+        _sweep()
+
+
+def _sweep() -> None:
+    for filename, refs in list(_registered.items()):
+        if all(r() is None for r in refs):
+            del _registered[filename]
+            entry: Any = linecache.cache.get(filename)
+            if entry is not None and len(entry) == 4 and entry[1] is None:
+                del linecache.cache[filename]    # (not a file linecache read itself)
+    # live entries past the limit are kept; sweep again once as many more have been added
+    _sweep_at[0] = max(LINECACHE_LIMIT, 2 * len(_registered))
+
+
+def registered_texts() -> int:
+    """How many generated texts are registered in linecache now (for tests and diagnostics)."""
+    return sum(1 for name in _registered if name in linecache.cache)
+
+
+def _code_objects(code: types.CodeType) -> list[types.CodeType]:
+    found = [code]
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            found.extend(_code_objects(const))
+    return found

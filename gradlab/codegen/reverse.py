@@ -174,8 +174,10 @@ class Reverse:
         if self.program.optimized:
             _skip_broadcasts(body, self.classes)
             _scalars_first(body, self.classes)
+        # the user's gradient takes its seed by keyword only: an extra positional argument is
+        # a mistake in the call, never the output's gradient (vjp helpers take it by position)
         return _function_def(self.func_name, self.unit, [seed], [self.seed_default], body,
-                             keep_defaults=keep)
+                             keep_defaults=keep, keyword_only=keep)
 
     def _error(self, message: str, origin: ir.Origin | None, construct: str = "") -> Exception:
         from ..errors import GradlabSyntaxError
@@ -939,23 +941,37 @@ def _rename(node: gast.AST, mapping: dict[str, str]) -> Any:
 
 
 def _function_def(fname: str, unit: Any, extra: list[str], extra_defaults: list[Any],
-                  body: list[gast.stmt], keep_defaults: bool = True) -> gast.FunctionDef:
+                  body: list[gast.stmt], keep_defaults: bool = True,
+                  keyword_only: bool = False) -> gast.FunctionDef:
     """A def with the user's parameters (and their default values, as written, unless the
-    function is only called by generated code, which passes every argument) plus ``extra``."""
+    function is only called by generated code, which passes every argument) plus ``extra``.
+
+    With ``keyword_only`` (the gradient the user calls) the parameters keep the user's own
+    ``*`` and ``extra`` come after it, each with its default: ``def dloss_dW(W, x, *,
+    dloss=1.0)``."""
     source_args = unit.parsed.node.args
-    params = [gast.Name(a.id, gast.Param(), None, None)
-              for a in source_args.posonlyargs + source_args.args + source_args.kwonlyargs]
-    user_defaults = list(source_args.defaults) + [d for d in source_args.kw_defaults
-                                                  if d is not None]
-    defaults = [trees.clone(d) for d in user_defaults] if keep_defaults else []
-    for n, d in zip(extra, extra_defaults):
-        params.append(gast.Name(n, gast.Param(), None, None))
-        if d is not _REQUIRED:
-            defaults.append(const(d))
-        elif defaults:
-            raise GradlabError("a required parameter after defaults")  # pragma: no cover
-    args = gast.arguments(args=params, posonlyargs=[], vararg=None, kwonlyargs=[],
-                          kw_defaults=[], kwarg=None, defaults=defaults)
+    if keyword_only:
+        args = gast.arguments(
+            args=[_param(a.id) for a in source_args.posonlyargs + source_args.args],
+            posonlyargs=[], vararg=None,
+            kwonlyargs=[_param(a.id) for a in source_args.kwonlyargs] + [_param(n) for n in extra],
+            kw_defaults=[trees.clone(d) if d is not None else None
+                         for d in source_args.kw_defaults] + [const(d) for d in extra_defaults],
+            kwarg=None, defaults=[trees.clone(d) for d in source_args.defaults])
+    else:
+        params = [_param(a.id)
+                  for a in source_args.posonlyargs + source_args.args + source_args.kwonlyargs]
+        user_defaults = list(source_args.defaults) + [d for d in source_args.kw_defaults
+                                                      if d is not None]
+        defaults = [trees.clone(d) for d in user_defaults] if keep_defaults else []
+        for n, d in zip(extra, extra_defaults):
+            params.append(_param(n))
+            if d is not _REQUIRED:
+                defaults.append(const(d))
+            elif defaults:
+                raise GradlabError("a required parameter after defaults")  # pragma: no cover
+        args = gast.arguments(args=params, posonlyargs=[], vararg=None, kwonlyargs=[],
+                              kw_defaults=[], kwarg=None, defaults=defaults)
     node = gast.FunctionDef(name=fname, args=args, body=body, decorator_list=[], returns=None,
                             type_comment=None)
     if hasattr(gast.FunctionDef, "_fields") and "type_params" in gast.FunctionDef._fields:
@@ -963,3 +979,5 @@ def _function_def(fname: str, unit: Any, extra: list[str], extra_defaults: list[
     return node
 
 
+def _param(n: str) -> gast.Name:
+    return gast.Name(n, gast.Param(), None, None)

@@ -115,6 +115,12 @@ def _validate(args: Any) -> None:
         pass  # the device matters only for runs; checked when running
     if args.name is not None and not args.name.isidentifier():
         raise UsageError(f"%%grad: --name {args.name!r} is not a Python name")
+    if args.wrt is not None:
+        from ..cli import parse_wrt
+        try:
+            parse_wrt(args.wrt)
+        except GradlabError as e:
+            raise UsageError(f"%%grad: {e}") from None
 
 
 def _function_name(source: str, wanted: str | None) -> str:
@@ -139,11 +145,8 @@ def _function_name(source: str, wanted: str | None) -> str:
 
 def _transform(fn: Any, args: Any) -> Any:
     import gradlab
-    wrt: Any = 0
-    if args.wrt:
-        items = [int(w) if w.strip().lstrip("-").isdigit() else w.strip()
-                 for w in args.wrt.split(",") if w.strip()]
-        wrt = tuple(items) if len(items) > 1 else items[0]
+    from ..cli import parse_wrt
+    wrt: Any = 0 if args.wrt is None else parse_wrt(args.wrt)
     make = gradlab.grad if args.mode == "reverse" else gradlab.jvp
     return make(fn, wrt, optimized=not args.no_optimize)
 

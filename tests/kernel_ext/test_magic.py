@@ -73,7 +73,7 @@ def test_backend_all(shell):
 def test_text_rendering_for_terminals(shell):
     panel = shell.run_cell_magic("grad", '--run "W, x"', LOSS)
     text = panel.text(color="never")
-    assert text.startswith("def dloss_dW(W, x, dloss=1.0):")
+    assert text.startswith("def dloss_dW(W, x, *, dloss=1.0):")
     assert "gradient shape (3, 2)" in text and "numpy · cpu" in text
     bundle = panel._repr_mimebundle_()
     assert "text/plain" in bundle
@@ -130,3 +130,22 @@ def test_failing_inputs_are_reported_in_the_panel(shell):
     assert panel.results[0].error
     assert "matmul" in panel.results[0].error or "shape" in panel.results[0].error
     assert "error:" in panel.result_line
+
+
+@pytest.mark.parametrize("line", ['--wrt ""', "--wrt=", "--wrt 'W,'"])
+def test_an_empty_wrt_is_a_usage_error_and_the_cell_does_not_run(shell, line):
+    shell.user_ns.pop("loss", None)
+    with pytest.raises(UsageError, match="names no parameter"):
+        shell.run_cell_magic("grad", line, LOSS)
+    assert "loss" not in shell.user_ns
+
+
+def test_a_quoted_wrt_list_is_read(shell):
+    panel = shell.run_cell_magic("grad", '--wrt "W, x"', LOSS)
+    assert panel.session.df.wrt == ("W", "x")
+
+
+def test_run_on_a_non_scalar_output_says_what_the_gradient_is(shell):
+    panel = shell.run_cell_magic("grad", '--run "x"', "def f(x):\n    return np.tanh(x)\n")
+    assert "not a scalar: the gradient shown is that of sum(f(...))" in panel.text(
+        color="never")

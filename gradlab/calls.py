@@ -1,0 +1,159 @@
+"""What a call of a generated function must satisfy, checked before (or instead of) computing:
+arguments that have a gradient, a seed or tangent of the right shape, and the arguments the
+function takes. Each failure is a clear error naming what to change, never a failure inside
+the generated code (or, worse, a broadcast into the gradient of something else)."""
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import GradlabError
+
+
+def shape_of(value: Any) -> tuple[Any, ...] | None:
+    """The shape of an output or a seed: () for a number, None when there is none."""
+    if value is None:
+        return None
+    shape = getattr(value, "shape", None)
+    if shape is None:
+        if isinstance(value, (list, tuple)):
+            import numpy as np
+            try:
+                return tuple(np.shape(value))
+            except Exception:
+                return None
+        return ()
+    try:
+        return tuple(shape)
+    except TypeError:       # a TensorFlow shape of unknown rank
+        return None
+
+
+def size_of(shape: tuple[Any, ...]) -> int | None:
+    size = 1
+    for d in shape:
+        if d is None:
+            return None
+        size *= int(d)
+    return size
+
+
+def require_seed_shape(df: Any, seed: Any, value_shape: Any) -> None:
+    """The seed is the output's gradient, so it has the output's shape (a number does for a
+    scalar output): a seed of another shape would broadcast into a gradient of something else."""
+    seed_shape = shape_of(seed)
+    if value_shape is None or seed_shape is None or seed_shape == value_shape:
+        return
+    if size_of(seed_shape) == 1 and size_of(value_shape) == 1:
+        return
+    if None in seed_shape or None in value_shape:   # symbolic sizes (tf.function)
+        return
+    raise GradlabError(
+        f"seed= has shape {seed_shape}, but {getattr(df.fn, '__qualname__', 'the function')} "
+        f"returns a value of shape {value_shape}: the seed is the gradient of the output and "
+        f"has its shape")
+
+
+def explain_call_error(df: Any, error: Exception, args: tuple[Any, ...],
+                        seed: Any, kwargs: dict[str, Any]) -> None:
+    """Say what went wrong when a call failed because of how it was made, not inside: the
+    arguments do not fit the gradient's parameters, or a given seed has the wrong shape
+    (found by running the original function for its output's shape). Returns when neither."""
+    tb = error.__traceback__
+    if isinstance(error, TypeError) and tb is not None and tb.tb_next is None:
+        raise TypeError(f"{error}: {df.name} takes the arguments of "
+                        f"{getattr(df.fn, '__qualname__', 'the function')} "
+                        f"({', '.join(df.params)}); the output's gradient, if any, goes in "
+                        f"seed=... by keyword") from None
+    if seed is not None:
+        from . import guard
+        original = guard.run_original(df, args, kwargs)
+        if original.ran:
+            require_seed_shape(df, seed, shape_of(original.value))
+
+
+def generated_line(df: Any, error: BaseException) -> str:
+    """`` at its line N (`code`), from your line L: `text` `` for the frame of generated code
+    an exception came from."""
+    import linecache
+    frame = None
+    tb = error.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.startswith("<gradlab:"):
+            frame = (tb.tb_frame.f_code.co_filename, tb.tb_lineno)
+        tb = tb.tb_next
+    if frame is None:
+        return ""
+    filename, lineno = frame
+    code = linecache.getline(filename, lineno).strip()
+    where = f" at line {lineno} of its code (`{code}`)"
+    variants = getattr(df._transform, "variants", {}).values()
+    source = next((v[1] for v in variants if v[2] == filename), None)
+    if source is not None and source.line_map.get(lineno):
+        where += f", from your line {source.line_map[lineno]}: `{source.line_text[lineno]}`"
+    return where
+
+
+def refuse_without_gradient(df: Any, args: tuple[Any, ...]) -> None:
+    """Integer and bool arrays have no gradient of their own dtype (it would be cut to whole
+    numbers): refused, as JAX does, with the cast to write. A Python int is promoted: its
+    gradient is a float. A dict is refused too: its gradient would be built as an array's."""
+    index = {n: i for i, n in enumerate(df.params)}
+    for w in df.wrt:
+        i = index.get(w)
+        if i is None or i >= len(args):
+            continue
+        x = args[i]
+        if isinstance(x, dict):
+            raise GradlabError(
+                f"{w} is a dict: gradlab takes gradients with respect to arrays, numbers, and "
+                f"lists or tuples of them. Pass the dict's values as arguments of their own (or "
+                f"as a list)")
+        if isinstance(x, bool):
+            kind = "a bool"
+        else:
+            name = dtype_name(x)
+            if name is None or not (name.startswith(("int", "uint")) or name.startswith("bool")):
+                continue
+            kind = f"an array of {name}"
+        raise GradlabError(
+            f"{w} is {kind}: gradients are taken with respect to floating-point inputs (an "
+            f"integer gradient would be cut to whole numbers). Cast it first: "
+            f"{w}.astype(np.float64) in NumPy or JAX, {w}.double() in torch, "
+            f"tf.cast({w}, tf.float64) in TensorFlow, float({w}) for a number")
+
+
+def dtype_name(x: Any) -> str | None:
+    dtype = getattr(x, "dtype", None)
+    if dtype is None:
+        return None
+    name = getattr(dtype, "name", None)
+    if not isinstance(name, str):
+        name = str(dtype).rpartition(".")[2]
+    return name
+
+
+def require_tangent_shapes(df: Any, primals: list[Any],
+                            tangents: tuple[Any, ...]) -> None:
+    """A tangent (jvp) or vector (hvp) has the shape of the argument it goes with: said
+    before computing, naming both, instead of a broadcast error inside (or a silent
+    broadcast)."""
+    what = "v" if df.mode == "hvp" else "tangent"
+    for name, t in zip(df.wrt, tangents):
+        i = df.params.index(name) if name in df.params else len(primals)
+        if i >= len(primals):
+            continue
+        want, got = shape_of(primals[i]), shape_of(t)
+        if want == got or want is None or got is None or None in want or None in got:
+            continue
+        if size_of(want) == 1 and size_of(got) == 1 and (not want or not got):
+            continue     # a number for a one-element array, or the other way round
+        raise GradlabError(f"the {what} for {name} has shape {got}, but {name} has shape "
+                           f"{want}: {df.name} needs a {what} shaped like {name}")
+
+
+def several_outputs(name: str, kind: str, count: int) -> str:
+    """The refusal for a function returning several outputs without a seed for them."""
+    return (f"{name} returns a {kind} of {count} outputs, not a scalar: pass the gradient of "
+            f"each output as seed=(...), e.g. seed=({', '.join(['1.0'] * count)}), to "
+            f"differentiate their weighted sum, or differentiate one output as a function of "
+            f"its own")
