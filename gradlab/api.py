@@ -14,6 +14,7 @@ import time
 import types
 from typing import Any, Callable, Sequence, Union
 
+import numpy as np
 from numpy import float32, float64, generic, ndarray
 
 from .cache import TransformCache, bind_free, reverse_key, unbound
@@ -320,11 +321,28 @@ class GradientFunction(GeneratedFunction):
                 value = self.fn(*args, **kwargs)
             fw = common_framework((x,))
             return value, backend(fw if fw != PYTHON else "numpy").zeros_like(x)
+        numbers = _as_numpy_numbers(args)
+        if numbers is not None:   # NumPy's arithmetic: inf or nan where Python's raises
+            impl, _ = self._select(numbers)
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                return impl(*numbers, **kwargs)  # type: ignore[no-any-return]
         where = generated_line(self, error)
         raise GradlabError(
             f"{self.name} divided a Python number by zero{where}. NumPy would give inf or nan "
             f"there (np.mean of an empty array gives nan); gradlab's code cannot: check the "
             f"sizes of the arrays this line reduces") from error
+
+
+def _python_number(v: Any) -> Any:
+    return float(v) if isinstance(v, np.generic) else v
+
+
+def _as_numpy_numbers(args: Sequence[Any]) -> tuple[Any, ...] | None:
+    """The arguments with their Python numbers as NumPy's (whose division by zero gives inf,
+    as the user's NumPy code would), or None when none is a Python number."""
+    if not any(type(a) is float or type(a) is int for a in args):
+        return None
+    return tuple(np.float64(a) if type(a) is float or type(a) is int else a for a in args)
 
 
 def _require_scalar(value: Any, df: GeneratedFunction) -> None:
@@ -625,11 +643,15 @@ class JVPFunction(GeneratedFunction):
         chosen for these inputs, the implementation, and its framework."""
         if not kwargs and len(args) == self._arity and not self.many:   # the common call
             hit = self._by_types.get(tuple(map(type, args)))
+            if hit is None and self.mode == "hvp":   # hvp runs grad, which refuses these
+                refuse_without_gradient(self, args[:-1])
             impl, fw = hit if hit is not None else self._select(args)
             names = self._tangent_names.get(impl) or self._names_of(impl)
             require_tangent_shapes(self, list(args[:-1]), args[-1:])
             return args[:-1], {names[0]: args[-1]}, impl, fw
         full, tangents = self._split(args, kwargs)
+        if self.mode == "hvp":
+            refuse_without_gradient(self, tuple(full))
         require_tangent_shapes(self, full, tangents)
         impl, fw = self._select(tuple(full) + tangents)
         names = self._tangent_names.get(impl) or self._names_of(impl)
@@ -644,7 +666,17 @@ class JVPFunction(GeneratedFunction):
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         full, tangents, impl, fw = self._prepare(args, kwargs)
-        value, tangent = impl(*full, **tangents)
+        try:
+            value, tangent = impl(*full, **tangents)
+        except ZeroDivisionError:   # Python numbers: NumPy's arithmetic gives inf or nan
+            numbers = _as_numpy_numbers(list(full) + list(tangents.values()))
+            if numbers is None:
+                raise
+            impl, _ = self._select(numbers)
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                value, tangent = impl(*numbers[:len(full)], **dict(zip(tangents, numbers[
+                    len(full):])))
+            value, tangent = _python_number(value), _python_number(tangent)
         return value, _like(tangent, value)
 
 

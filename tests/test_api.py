@@ -355,3 +355,17 @@ def saxpy_of_dict(val):
 def test_a_dict_argument_differentiated_is_refused():
     with pytest.raises(gradlab.GradlabError, match="val is a dict"):
         gradlab.grad(saxpy_of_dict)({"a": 1.0, "b": 2.0, "c": 3.0})
+
+
+def arcsin_of_a_number(a):
+    return np.arcsin(a) * 3.0
+
+
+def test_python_numbers_divided_by_zero_give_numpy_s_answer():
+    """At a = -1 the derivative of arcsin is inf: NumPy's arithmetic says so, where Python's
+    would raise inside the generated code. Python numbers in, Python numbers out."""
+    g = gradlab.grad(arcsin_of_a_number)(-1.0)
+    assert isinstance(g, float) and g == float("inf")
+    value, tangent = gradlab.jvp(arcsin_of_a_number)(-1.0, 1.0)
+    assert isinstance(tangent, float) and math.isinf(tangent)
+    assert value == pytest.approx(3.0 * np.arcsin(-1.0))
