@@ -9,11 +9,12 @@ Importing gradlab imports no framework.
 from __future__ import annotations
 
 from .api import grad, hvp, insert_grad_of, jvp, stop_gradient, value_and_grad
-from .edit import EditError, diff, recompile
+from .workbench.edit import EditError, diff, recompile
 from .extend import adjoint, nondifferentiable, tangent_rule
 
-_LAZY = {"exercise": "exercises", "graph": "graphs", "gradient_norms": "health",
-         "plot_gradient_norms": "health", "step": "stepping", "trace": "tracing",
+_LAZY = {"exercise": "workbench.exercises", "graph": "workbench.graphs",
+         "gradient_norms": "workbench.health", "plot_gradient_norms": "workbench.health",
+         "step": "workbench.stepping", "trace": "workbench.tracing", "measure": "workbench.timing",
          "ForwardMismatchError": "guard"}
 
 
@@ -42,7 +43,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "EditError", "ForwardMismatchError", "adjoint", "diff", "exercise", "gradient_norms", "graph",
-    "plot_gradient_norms", "show", "step", "nondifferentiable", "recompile", "tangent_rule", "trace",
+    "measure", "plot_gradient_norms", "show", "step", "nondifferentiable", "recompile", "tangent_rule", "trace",
     "BackendError", "GradlabError", "GradlabSyntaxError", "NoRuleError", "bfloat16", "bool_",
     "complex64", "complex128", "float16", "float32", "float64", "grad", "hvp", "insert_grad_of", "jvp",
     "int8", "int16", "int32", "int64", "stop_gradient", "uint8", "value_and_grad",

@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--color", choices=("auto", "always", "never"), default="auto")
     args = parser.parse_args(argv)
     import gradlab
-    from .display import highlight_terminal
+    from .workbench.display import highlight_terminal
     try:
         fn = load_function(args.target)
         wrt = parse_wrt(args.wrt)

@@ -30,10 +30,10 @@ def main() -> int:
 
     import gradlab
     from gradlab import examples
-    from gradlab.checking import finite_differences, to_float64_numpy
-    from gradlab.display import highlight_terminal
+    from gradlab.workbench.checking import finite_differences, to_float64_numpy
+    from gradlab.workbench.display import highlight_terminal
     from gradlab.tensor import convert, installed_frameworks
-    from gradlab.timing import measure
+    from gradlab.workbench.timing import measure
 
     print("gradlab demo: the gradient of a one-hidden-layer network's loss\n")
     df = gradlab.grad(examples.mlp_loss, wrt=("W1", "W2"))

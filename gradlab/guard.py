@@ -130,7 +130,7 @@ def run_original(df: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Orig
     except Exception as first:
         failure = f"{type(first).__name__}: {first}"
     try:
-        from .checking import to_float64_numpy
+        from .tensor.convert import to_float64_numpy
         a = tuple(_numpy_like(v, to_float64_numpy) for v in args)
         k = {n: _numpy_like(v, to_float64_numpy) for n, v in kwargs.items()}
         return Original(_call_quietly(df.fn, a, k), True)
@@ -162,7 +162,7 @@ def _call_quietly(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any
 def _numeric(value: Any) -> np.ndarray | None:
     """A value as a float64 (or complex128) NumPy array, or None when it is not numbers."""
     if isinstance(value, (bool, int, float, complex, np.generic)) or hasattr(value, "shape"):
-        from .checking import to_float64_numpy
+        from .tensor.convert import to_float64_numpy
         try:
             arr = np.asarray(to_float64_numpy(value))
         except Exception:
@@ -428,7 +428,7 @@ def _generated_assignments(df: Any, args: tuple[Any, ...], kwargs: dict[str, Any
     """Run the generated code instrumented: for each of the user's variables, the values its
     forward pass gave it, in order (``h_1``, a second value of ``h`` renamed, counts as
     ``h``)."""
-    from .tracing import _main_lines, instrumented
+    from .instrument import instrumented, main_lines
     user_names = set(df.fn.__code__.co_varnames) | set(df.fn.__code__.co_cellvars)
     found: dict[str, list[Any]] = {}
     count = [0]
@@ -452,7 +452,7 @@ def _generated_assignments(df: Any, args: tuple[Any, ...], kwargs: dict[str, Any
     marker = next((i + 1 for i, line in enumerate(lines) if "── backward ──" in line),
                   len(lines) + 1)
     first = next(i + 1 for i, line in enumerate(lines) if line.startswith(f"def {name}("))
-    forward = {line for line in _main_lines(lines, name) if line < marker}
+    forward = {line for line in main_lines(lines, name) if line < marker}
     try:
         _call_quietly(fn, _copy(args), _copy(kwargs))
     except Exception:       # Enough, or a failure part way: what was recorded is kept

@@ -1,7 +1,7 @@
 """The Jupyter face of gradlab: ``%load_ext gradlab`` registers the ``%%grad`` cell magic.
 
 The layer is thin: :mod:`magic` parses the magic line and the cell and calls the library;
-:mod:`panel` displays a :class:`gradlab.session.GradSession` as widgets (or as text where there
+:mod:`panel` displays a :class:`gradlab.workbench.session.GradSession` as widgets (or as text where there
 are no widgets). Everything shown is reachable from plain Python.
 """
 from __future__ import annotations

@@ -74,7 +74,7 @@ class GradMagics(Magics):
             raise UsageError(f"%%grad: {e}") from None
         if inputs is not None and args.backend != "all":
             try:
-                from ..session import _device_for
+                from ..workbench.session import _device_for
                 _device_for(args.backend, args.device)
             except GradlabError as e:
                 _restore(ns, saved)
@@ -84,12 +84,12 @@ class GradMagics(Magics):
             _restore(ns, saved)
             raise UsageError(f"%%grad: --name {gradient_name!r} is not a Python name")
         ns[gradient_name] = df
-        from ..session import GradSession
+        from ..workbench.session import GradSession
         from .panel import GradPanel
         session = GradSession(df, inputs)
         task = None
         if args.exercise:
-            from ..exercises import Exercise
+            from ..workbench.exercises import Exercise
             if inputs is None:
                 _restore(ns, saved)
                 ns.pop(gradient_name, None)

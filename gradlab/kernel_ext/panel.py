@@ -1,7 +1,7 @@
 """The ``%%grad`` panel: highlighted backward code, an editor, Recompile, backend and device,
 Run, and where it ran and how long it took.
 
-A :class:`GradPanel` is a view of a :class:`gradlab.session.GradSession`. Its methods
+A :class:`GradPanel` is a view of a :class:`gradlab.workbench.session.GradSession`. Its methods
 (``recompile``, ``run``) and state (``editor_text``, ``error``, ``result_line``...) work without
 any front end, so tests drive it headless; ``.widget`` builds the ipywidgets lazily, and the
 text rendering serves terminal IPython and front ends without widgets.
@@ -13,8 +13,8 @@ import itertools
 import sys
 from typing import Any
 
-from ..display import highlight_html, highlight_terminal
-from ..session import GradSession, RunResult
+from ..workbench.display import highlight_html, highlight_terminal, widgets_available
+from ..workbench.session import GradSession, RunResult
 from ..tensor import available_devices, installed_frameworks
 
 _ids = itertools.count(1)
@@ -88,12 +88,12 @@ class GradPanel:
         if self.session.args is None:
             raise ValueError("no inputs to step through: give them with --run")
         if self.stepper is None:
-            from ..stepping import Stepper
+            from ..workbench.stepping import Stepper
             self.stepper = Stepper(self.session.active, *self.session.args)
         return self.stepper
 
     def graph_html(self) -> str:
-        from ..graphs import graph
+        from ..workbench.graphs import graph
         try:
             args = self.session.args or ()
             return graph(self.session.active, *args).html()
@@ -163,7 +163,7 @@ class GradPanel:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         bundle: dict[str, Any] = {}
-        if _widgets_available():
+        if widgets_available():
             bundle.update(self.widget._repr_mimebundle_(include=include, exclude=exclude) or {})
         bundle["text/plain"] = self.text(color="always" if _terminal() else "never")
         bundle["text/html"] = self.html()
@@ -419,19 +419,6 @@ def _diff_html(text: str) -> str:
     return "\n".join(out)
 
 
-def _widgets_available() -> bool:
-    """Widgets render only in a kernel with a front end (not in terminal IPython)."""
-    if "ipykernel" not in sys.modules:
-        return False
-    try:
-        import ipywidgets  # noqa: F401
-        from IPython import get_ipython
-    except ImportError:
-        return False
-    shell = get_ipython()
-    return shell is not None and getattr(shell, "kernel", None) is not None
-
-
 def _terminal() -> bool:
     return "ipykernel" not in sys.modules
 
@@ -443,7 +430,7 @@ def show(df: Any, *args: Any, backend: str = "numpy", device: str = "cpu",
     session = GradSession(df, args or None)
     task = None
     if exercise:
-        from ..exercises import Exercise
+        from ..workbench.exercises import Exercise
         task = Exercise(df, *args)
     panel = GradPanel(session, backend=backend, device=device, check=check, exercise=task)
     if args and not exercise:

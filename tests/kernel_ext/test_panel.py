@@ -96,7 +96,7 @@ def test_missing_inputs_and_unknown_backend(panel):
 
 
 def test_backend_not_installed(panel, monkeypatch):
-    import gradlab.session as session
+    import gradlab.workbench.session as session
     monkeypatch.setattr(session, "installed_frameworks", lambda: ["numpy"])
     results = panel.run("jax")
     assert "jax is not installed here" in results[0].error

@@ -103,7 +103,7 @@ def test_conversion_in_and_out(boxed):
 
 
 def test_gradient_check_uses_its_reference(boxed):
-    from gradlab.checking import check_gradient
+    from gradlab.workbench.checking import check_gradient
     W, x = np.full((3, 2), 0.1), np.ones((4, 3))
     report = check_gradient(_loss, gradlab.grad(_loss), (Boxed(W), Boxed(x)))
     assert [r.reference for r in report.rows] == ["finite differences", "HIPS autograd (unboxed)"]
@@ -112,7 +112,7 @@ def test_gradient_check_uses_its_reference(boxed):
 
 def test_session_and_panel_offer_it(boxed):
     from gradlab.kernel_ext.panel import GradPanel
-    from gradlab.session import GradSession
+    from gradlab.workbench.session import GradSession
     session = GradSession(gradlab.grad(_loss), args=(np.full((3, 2), 0.1), np.ones((4, 3))))
     [result] = session.run("boxed")
     assert not result.error and result.framework == "boxed" and type(result.gradients) is Boxed

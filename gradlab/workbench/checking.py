@@ -7,10 +7,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .tensor.autodiff import value_and_grad
-from .tensor.convert import convert
-from .tensor.detect import PYTHON, common_framework
-from .tensor.registry import get as get_backend
+from ..tensor.autodiff import value_and_grad
+from ..tensor.convert import convert, to_float64_numpy
+from ..tensor.detect import PYTHON, common_framework
+from ..tensor.registry import get as get_backend
 
 
 @dataclass
@@ -44,16 +44,6 @@ class CheckReport:
                 lines.append(f"{r.reference:22s} {r.parameter:8s} {r.max_abs_error:12.2e} "
                              f"{r.max_rel_error:12.2e}  {'ok' if r.ok else 'MISMATCH'}")
         return "\n".join(lines)
-
-
-def to_float64_numpy(value: Any) -> Any:
-    if isinstance(value, (int, float)) or value is None:
-        return value
-    if isinstance(value, (list, tuple)):
-        return type(value)(to_float64_numpy(v) for v in value)
-    arr = convert(value, "numpy") if common_framework([value]) not in (PYTHON,) else value
-    arr = np.asarray(arr)
-    return arr.astype(np.float64) if arr.dtype.kind == "f" else arr
 
 
 def finite_differences(f: Callable[..., Any], args: list[Any], position: int,

@@ -70,7 +70,7 @@ def test_graph_draws_loops_once():
 
 
 def test_graph_without_dot_says_how_to_install(monkeypatch):
-    import gradlab.graphs as graph_module
+    import gradlab.workbench.graphs as graph_module
     monkeypatch.setattr(graph_module.shutil, "which", lambda name: None)
     g = gradlab.graph(loss)
     bundle = g._repr_mimebundle_()

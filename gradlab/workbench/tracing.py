@@ -7,16 +7,14 @@ assigned names, so what runs is the code the user reads, line for line.
 """
 from __future__ import annotations
 
-import ast
 import math
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from .codegen.emit import compile_source
+from ..instrument import instrumented, main_lines
 
-_RECORD = "__gradlab_record__"
 
 
 @dataclass
@@ -127,7 +125,7 @@ class TraceReport:
 
 
 def summarize(name: str, value: Any, keep: bool) -> Value | None:
-    from .checking import to_float64_numpy
+    from ..tensor.convert import to_float64_numpy
     try:
         if isinstance(value, (list, tuple)):
             if not value or not all(hasattr(v, "shape") or isinstance(v, (int, float))
@@ -179,62 +177,6 @@ class _Stop(Exception):
     """Raised from the recording hook to stop a run past its step budget."""
 
 
-class _Instrument(ast.NodeTransformer):
-    """After each assignment, record the names it assigned (and the parameters on entry)."""
-
-    def __init__(self, main: str) -> None:
-        self.main = main
-
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> Any:
-        self.generic_visit(node)
-        if node.name == self.main:
-            params = [a.arg for a in node.args.args + node.args.kwonlyargs]
-            entry = self._record(node, params)[1]
-            node.body.insert(0, entry)
-        return node
-
-    def _record(self, node: ast.stmt, names: list[str]) -> list[ast.stmt]:
-        call = ast.Expr(ast.Call(
-            func=ast.Name(_RECORD, ast.Load()),
-            args=[ast.Constant(node.lineno),
-                  ast.Dict(keys=[ast.Constant(n) for n in names],
-                           values=[ast.Name(n, ast.Load()) for n in names])],
-            keywords=[]))
-        ast.copy_location(call, node)
-        ast.fix_missing_locations(call)
-        return [node, call]
-
-    def visit_Assign(self, node: ast.Assign) -> Any:
-        names = [n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)
-                 and isinstance(n.ctx, ast.Store)]
-        return self._record(node, names) if names else node
-
-    def visit_AugAssign(self, node: ast.AugAssign) -> Any:
-        if isinstance(node.target, ast.Name):
-            return self._record(node, [node.target.id])
-        return node
-
-
-def instrumented(df: Any, args: tuple[Any, ...], record: Any) -> tuple[Any, Any, str]:
-    """``df``'s generated code for these inputs, compiled again with ``record(lineno,
-    {name: value})`` called after each assignment (and with the parameters on entry).
-    Returns the function, its :class:`~gradlab.codegen.emit.Source` and its name."""
-    from .tensor.detect import common_framework
-    from .tensor.registry import backend
-    _, source, _, name, free, _ = df.variant_for(args)
-
-    def instrument(tree: ast.Module) -> None:
-        _Instrument(name).visit(tree)
-        ast.fix_missing_locations(tree)
-
-    values = dict(free)
-    values["gl"] = backend(common_framework(args))
-    values[_RECORD] = record
-    factory, _ = compile_source(source.text, name, df.fn.__globals__, values, f"trace:{name}",
-                                transform=instrument)
-    return factory(**values)[name], source, name
-
-
 def trace(df: Any, keep_values: bool = False, limit: int = LIMIT,
           max_steps: int | None = None) -> Any:
     """A function that runs ``df`` on some inputs step by step and returns a TraceReport.
@@ -250,7 +192,7 @@ def trace(df: Any, keep_values: bool = False, limit: int = LIMIT,
         text = source.text  # (record, defined below, needs the source's lines)
         lines = text.splitlines()
         marker = next((i + 1 for i, line in enumerate(lines) if "── backward ──" in line), 0)
-        main = _main_lines(lines, name)
+        main = main_lines(lines, name)
 
         def step(lineno: int, values: dict[str, Any]) -> Step | None:
             summaries = [v for v in (summarize(k, x, keep_values) for k, x in values.items())
@@ -286,14 +228,3 @@ def trace(df: Any, keep_values: bool = False, limit: int = LIMIT,
         late = state["late"] if not any(not s.finite for s in steps) else None
         return TraceReport(text, steps, result, state["count"], omitted, late, stopped)
     return run
-
-
-def _main_lines(lines: list[str], name: str) -> set[int]:
-    """The lines inside ``def name`` (helpers after it are not the main pass)."""
-    inside, current = set(), None
-    for i, line in enumerate(lines, start=1):
-        if line.startswith("def "):
-            current = line[4:].split("(")[0]
-        elif current == name:
-            inside.add(i)
-    return inside

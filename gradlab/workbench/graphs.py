@@ -12,8 +12,8 @@ import html
 import shutil
 from typing import Any
 
-from .codegen import ir
-from .codegen.program import normalize_function
+from ..codegen import ir
+from ..codegen.program import normalize_function
 
 _SYMBOLS = {"add": "+", "subtract": "−", "multiply": "×", "divide": "÷", "power": "**",
             "matmul": "@", "negative": "neg", "getitem": "[ ]", "list_getitem": "[ ]",

@@ -11,7 +11,7 @@ import inspect
 from dataclasses import dataclass
 from typing import Any
 
-from .display import highlight_html
+from .display import highlight_html, widgets_available
 from .tracing import Step, TraceReport, Value, trace
 
 
@@ -161,9 +161,8 @@ class Stepper:
             self.view.value = self.html()
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        from .kernel_ext.panel import _widgets_available
         bundle: dict[str, Any] = {}
-        if _widgets_available():
+        if widgets_available():
             bundle.update(self.widget._repr_mimebundle_(include=include, exclude=exclude) or {})
         bundle["text/plain"] = self.text()
         bundle.setdefault("text/html", self.html())

@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 import gradlab
-from gradlab import session as session_module
-from gradlab.session import GradSession
+from gradlab.workbench import session as session_module
+from gradlab.workbench.session import GradSession
 
 
 def elementwise(x):

@@ -7,8 +7,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .tensor.detect import common_framework
-from .tensor.devices import device_label, synchronize
+from ..tensor.detect import common_framework
+from ..tensor.devices import device_label, synchronize
 
 
 @dataclass

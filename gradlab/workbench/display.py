@@ -38,3 +38,16 @@ def highlight_html(source: str, highlight_lines: tuple[int, ...] = ()) -> str:
 
 def escape(text: str) -> str:
     return html.escape(text)
+
+
+def widgets_available() -> bool:
+    """Widgets render only in a kernel with a front end (not in terminal IPython)."""
+    if "ipykernel" not in sys.modules:
+        return False
+    try:
+        import ipywidgets  # noqa: F401
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from .checking import to_float64_numpy
+from ..tensor.convert import to_float64_numpy
 from .edit import EditError, recompile
-from .errors import GradlabError
+from ..errors import GradlabError
 from .tracing import trace
 
 BACKWARD = "# ── backward ──"
@@ -60,7 +60,7 @@ class Exercise:
                 noisy = rng.normal(size=arr.shape) * 0.5 + (arr if trial == 0 else 0.0)
                 out.append(noisy.astype(arr.dtype) if arr.dtype.kind == "f" else arr)
         if self.backend != "numpy":
-            from .tensor import convert
+            from ..tensor import convert
             out = [convert(a, self.backend) if hasattr(a, "shape") else a for a in out]
         return tuple(out)
 

@@ -14,9 +14,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .errors import GradlabError
-from .tensor import available_devices, convert, frameworks, installed_frameworks
-from .tensor.registry import get as get_backend
+from ..errors import GradlabError
+from ..tensor import available_devices, convert, frameworks, installed_frameworks
+from ..tensor.registry import get as get_backend
 from .timing import Timing, measure
 
 
@@ -56,7 +56,7 @@ class RunResult:
 
 
 def _numpy(x: Any) -> Any:
-    from .checking import to_float64_numpy
+    from ..tensor.convert import to_float64_numpy
     try:
         return to_float64_numpy(x)
     except Exception:
@@ -206,8 +206,8 @@ def _before_first_run(df: Any, inputs: tuple[Any, ...]) -> Any:
     without a gradient refused, and the original function's value, for the semantic guard."""
     if getattr(df, "mode", "") not in ("grad", "value_and_grad"):
         return None
-    from . import guard
-    from .calls import refuse_without_gradient
+    from .. import guard
+    from ..calls import refuse_without_gradient
     refuse_without_gradient(df, inputs)
     types = tuple(map(type, inputs))
     if types in df._checked or not df.options.get("check", True) or df.value_name is None \
@@ -221,8 +221,8 @@ def _before_first_run(df: Any, inputs: tuple[Any, ...]) -> Any:
 def _after_first_run(df: Any, original: Any, value: Any, inputs: tuple[Any, ...]) -> None:
     if original is None:
         return
-    from . import guard
-    from .tensor.detect import common_framework
+    from .. import guard
+    from ..tensor.detect import common_framework
     types = tuple(map(type, inputs))
     note = guard.verify(df, original, value, inputs, {}, common_framework(inputs))
     if note:
@@ -262,7 +262,7 @@ def _value_and_gradients(df: Any) -> Callable[..., Any]:
     def call(*args: Any) -> Any:
         impl, fw = df._select(args)
         value, grads = impl(*args)
-        from .api import _conform
+        from ..api import _conform
         return value, _conform(grads, args, df, fw)
     return call
 

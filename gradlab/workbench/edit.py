@@ -11,7 +11,7 @@ import builtins
 import difflib
 from typing import Any
 
-from .errors import GradlabError
+from ..errors import GradlabError
 
 
 class EditError(GradlabError):
@@ -57,7 +57,7 @@ def validate(source: str, like: Any) -> ast.FunctionDef:
 
 
 def _require_generated(like: Any) -> None:
-    from .api import GeneratedFunction
+    from ..api import GeneratedFunction
     if not isinstance(like, GeneratedFunction):
         what = getattr(like, "__qualname__", None) or type(like).__name__
         raise EditError(
@@ -109,14 +109,14 @@ def _check_names(tree: ast.Module, main: ast.FunctionDef, like: Any, lines: list
 
 
 def _gl_names() -> set[str]:
-    from .tensor.registry import backend
+    from ..tensor.registry import backend
     return set(vars(backend("numpy")))
 
 
 def recompile(source: str, like: Any) -> Any:
     """A callable from edited backward code, with ``like``'s calling convention."""
-    from .api import GradientFunction, JVPFunction, _also_return
-    from .codegen.emit import compile_source, to_source
+    from ..api import GradientFunction, JVPFunction, _also_return
+    from ..codegen.emit import compile_source, to_source
     main = validate(source, like)
     value = getattr(like, "value_name", None)
     assigned = {n.id for n in ast.walk(main) if isinstance(n, ast.Name)
@@ -145,7 +145,7 @@ class _EditedTransform:
     """Stands in for a transform: one compiled text, the same for every input kind."""
 
     def __init__(self, factory: Any, text: str, filename: str, name: str, like: Any) -> None:
-        from .codegen.emit import Source
+        from ..codegen.emit import Source
         self.factory = factory
         original = like._source
         # keep the user-line mapping for lines that did not change
