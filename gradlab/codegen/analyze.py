@@ -64,6 +64,10 @@ def differentiable_inputs(s: ir.Stmt) -> set[str]:
             return names - s.frozen.keys()
         if op.kind in ("copy", "tuple", "list", "user", "pop"):
             return {a for a in op.args if isinstance(a, str)}
+        if op.kind == "static" and not _gives_no_gradient(op):
+            # kept as written (a call without a rule, a dict, ``a & b``): whatever its inputs
+            # carry is assumed to flow on, so that check() refuses it where it matters
+            return value_reads(op.node) - s.frozen.keys()
         return set()
     if isinstance(s, ir.Effect) and s.kind in ("append", "list_set") and isinstance(
             s.value, str):

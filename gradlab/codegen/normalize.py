@@ -556,6 +556,9 @@ class Normalizer:
                 args.append(atom)
             else:
                 kwargs[pname] = atom
+        if prim == "sum_list" and not (isinstance(args[0], str) and args[0] in self.lists):
+            # builtin sum of an array adds up its rows: NumPy's sum over the first axis
+            prim, kwargs = "sum", {"axis": gast.Constant(value=0, kind=None)}
         first = args[0] if args else ""
         hint = f"{word}_{_hint(first)}" if _hint(first) else word
         if res.with_indices:
@@ -611,7 +614,8 @@ class Normalizer:
 
     def _attribute(self, node: gast.Attribute) -> tuple[Op, str]:
         base = node.value
-        if isinstance(base, gast.Name) and base.id in self.locals:
+        if isinstance(base, gast.Name) and (base.id in self.locals or
+                                            base.id in self.temporaries):
             if node.attr in self.fields.get(base.id, ()):
                 index = self.fields[base.id].index(node.attr)
                 return Op("prim", "list_getitem", [base.id, Const(index)], style="subscript"), \
