@@ -157,6 +157,7 @@ TABLE: list[Primitive] = [
     _binary("minimum", builtin=S("min", arity=2)),
     _binary("arctan2", np="arctan2 atan2", math="atan2", torch="arctan2 atan2",
             tf="math.atan2 atan2"),
+    _binary("hypot", math="hypot", tf=""),
     _binary("mod", np="mod remainder", torch="remainder", tf="math.floormod"),
     _binary("floor_divide", nondiff=STEPS, torch="floor_divide", tf="math.floordiv"),
     _binary("equal", nondiff=BOOLEAN, torch="eq"),
