@@ -342,6 +342,7 @@ TABLE: list[Primitive] = [
          torch_method="dim"),
     prim("dtype", "(x)", INSPECTION, nondiff=SHAPE_ONLY, attr="dtype"),
     prim("astype", "(x, dtype)", SAME_SHAPE, linear=(0,), method="astype",
+         tf="cast dtypes.cast",
          torch_method=[S("double", defaults={"dtype": "float64"}),
                        S("float", defaults={"dtype": "float32"})]),
     prim("to_numpy", "(x)", INSPECTION, TENSOR_ONLY, nondiff=STOPPED),

@@ -385,3 +385,27 @@ def real_part(z):
 def test_complex_inputs_are_refused() -> None:
     with pytest.raises(gradlab.GradlabError, match="complex"):
         gradlab.grad(real_part)(np.array([1 + 2j, 3j]))
+
+
+def masks_as_numbers(x):
+    m = np.isfinite(x)
+    return np.sum(m * x + (x > 0) * x ** 2 - 0.5 * (x < 0))
+
+
+def test_a_boolean_in_arithmetic_is_a_number_on_every_backend(framework: str) -> None:
+    """NumPy computes with a boolean as 0 and 1 (a hand-written relu, ``(x > 0) * x``);
+    TensorFlow's arithmetic refuses booleans, so the generated code writes the cast."""
+    got = gradlab.grad(masks_as_numbers)(to_framework(V, framework))
+    np.testing.assert_allclose(to_numpy(got), finite_differences(masks_as_numbers, V),
+                               rtol=1e-6, atol=1e-8)
+    assert "gl.astype(m, gl.dtype(x))" in gradlab.grad(masks_as_numbers).source
+
+
+def tf_cast(x):
+    return tf.reduce_sum(tf.cast(x, tf.float64) ** 2)
+
+
+def test_tf_cast_is_astype() -> None:
+    require("tensorflow")
+    got = gradlab.grad(tf_cast)(tf.constant(V))
+    np.testing.assert_allclose(to_numpy(got), 2 * V, rtol=1e-12)
