@@ -44,6 +44,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--fuzz-shrink", action="store_true", default=False,
                     help="with --fuzz: stop at the first failing people program and shrink it "
                          "(by default every program is checked and the failures listed)")
+    group.addoption("--fuzz-collect", action="store_true", default=False,
+                    help="check every people program and list the failures at the end, "
+                         "without stopping at the first (the default with --fuzz)")
     group.addoption("--fuzz-out", default=None,
                     help="a file the failing people programs are written to (JSON lines)")
 
@@ -73,7 +76,8 @@ def options(config: pytest.Config) -> HardeningOptions:
     subset = config.getoption("--fuzz-subset-programs", default=None) or (
         FUZZ_SUBSET_PROGRAMS if fuzz else CI_SUBSET_PROGRAMS)
     people_all = bool(config.getoption("--people-all", default=False))
-    shrink = not (fuzz or people_all) or bool(config.getoption("--fuzz-shrink", default=False))
+    collect = fuzz or people_all or bool(config.getoption("--fuzz-collect", default=False))
+    shrink = not collect or bool(config.getoption("--fuzz-shrink", default=False))
     result = HardeningOptions(fuzz, int(programs), seed if fuzz else None, int(subset),
                               people_all, shrink, config.getoption("--fuzz-out", default=None))
     config._gradlab_hardening = result   # type: ignore[attr-defined]

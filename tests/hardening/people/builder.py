@@ -81,6 +81,14 @@ PARAM_NAMES = ("x", "w", "b", "y", "W", "t")
 DIALECT_WEIGHTS = {"numpy": 40, "torch": 25, "jax": 15, "tensorflow": 12, "autograd": 8}
 
 
+def STOPS_GRADIENT(text: str, dialect: str) -> bool:
+    """Whether a conversion leaves the framework's autodiff on purpose (``x.detach()``,
+    ``torch.tensor(x)``, ``tf.constant(x.numpy())``): its framework's autodiff, not finite
+    differences, says what the derivative is."""
+    return any(s in text for s in (".detach()", ".numpy()")) or (
+        dialect == "torch" and text.startswith("torch.tensor(") and ".tolist()" not in text)
+
+
 def callee(path: str, dialect: str) -> str:
     """The text people write for a table path: ``numpy.linalg.norm`` -> ``np.linalg.norm``."""
     for prefix, alias in (("autograd.numpy.", "np."), ("jax.numpy.", "jnp."),
@@ -103,6 +111,31 @@ def spellings_for(dialect: str) -> list[Spelling]:
         elif dialect != "tensorflow" or s.kind == "property":
             out.append(s)
     return out
+
+
+#: Primitives whose result is an int array (see switches.INT_ARRAYS_ON_TENSORFLOW).
+INT_VALUED = {"argmax", "argmin", "argsort", "arange", "one_hot"}
+#: Primitives whose result is bool (see switches.BOOL_VALUES).
+BOOL_VALUED = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+               "logical_and", "logical_or", "logical_not", "isnan", "isinf", "isfinite", "all",
+               "any"}
+
+
+def allowed(sp: Spelling) -> bool:
+    """Whether the switches let the generator write this spelling."""
+    if sp.prim in BOOL_VALUED and not switches.BOOL_VALUES:
+        return False
+    if sp.path in ("builtins.max", "builtins.min") and not switches.BUILTIN_MAX_MIN_OF_MANY:
+        return True       # two numbers only (forms.builtin_extremum reads the switch)
+    if sp.prim == "sum_list" and not switches.BUILTIN_SUM_OF_ARRAYS:
+        return False
+    if sp.prim == "array" and not switches.CONVERSIONS:
+        return False
+    if sp.prim == "mod" and not switches.MOD:
+        return False
+    if sp.prim == "solve" and not switches.LINALG_SOLVE:
+        return False
+    return True
 
 
 def is_array(v: Any) -> bool:
@@ -176,19 +209,47 @@ def snapshot(v: Any) -> Any:
     return v
 
 
-def stored_names(code: str) -> set[str]:
-    out: set[str] = set()
+def stored_names(code: str) -> list[str]:
+    """The names ``code`` assigns, in order of appearance (an ordered list, not a set: the
+    builder's choices must not depend on string hashing, or derandomized runs would differ
+    from one process to the next)."""
+    out: list[str] = []
     for node in ast.walk(ast.parse(code)):
+        name = None
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            out.add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.Lambda)) and hasattr(node, "name"):
-            out.add(node.name)
+            name = node.id
+        elif isinstance(node, ast.FunctionDef):
+            name = node.name
+        if name is not None and name not in out:
+            out.append(name)
     return out
 
 
 def read_names(code: str) -> set[str]:
     return {n.id for n in ast.walk(ast.parse(code))
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def value_kinds(v: Any) -> set[str]:
+    """What a statement made, for the oracle's switches: ``value: int array``, ``value: bool
+    array``, ``value: Python float`` (a number outside any framework)."""
+    if isinstance(v, (list, tuple)):
+        return {"value: container"}.union(*(value_kinds(u) for u in v))
+    if isinstance(v, dict):
+        return {"value: container"}.union(*(value_kinds(u) for u in v.values()))
+    if isinstance(v, bool):
+        return set()
+    if isinstance(v, (float, int)) and not isinstance(v, np.generic):
+        return {"value: Python float"} if isinstance(v, float) else {"value: Python int"}
+    if is_array(v) or isinstance(v, np.generic):
+        a = as_numpy(v)
+        if a is not None and a.dtype.kind in "iu":
+            return {"value: int array"}
+        if a is not None and a.dtype.kind == "b":
+            return {"value: bool array"}
+        if isinstance(v, np.generic):
+            return {"value: NumPy scalar"}
+    return set()
 
 
 class Rejected(Exception):
@@ -282,7 +343,8 @@ class Builder:
         except Exception as e:
             raise Rejected(f"{type(e).__name__}: {e}") from None
         stored = stored_names(code)
-        changed = {n: ns[n] for n in stored | set(self.env) if n in ns}
+        names = list(self.env) + [n for n in stored if n not in self.env]
+        changed = {n: ns[n] for n in names if n in ns}
         if not all(sane(v) for v in changed.values()):
             raise Rejected("not sane")
         return changed
@@ -298,6 +360,9 @@ class Builder:
                 self.env[n].value = v
         self.lines.extend("    " + line for line in code.splitlines())
         self.constructs.update(constructs)
+        for n in stored:
+            if n in changed:
+                self.constructs.update(value_kinds(changed[n]))
 
     def attempt(self, make: Callable[[], tuple[str, tuple[str, ...]] | None], tries: int = 6
                 ) -> bool:
@@ -463,11 +528,15 @@ class Builder:
     def table_call(self) -> tuple[str, tuple[str, ...]] | None:
         sp: Spelling = self.choice(self.spellings)
         self.prim = sp.prim
+        if not allowed(sp):
+            return None
         function, method = forms.family_of(sp.prim)
         x = self.operand()
-        if self.chance(5):                    # a nested call as the operand
-            x = self.nested_operand() or x
+        if self.chance(5) and (sp.kind != "property" or switches.ATTRIBUTE_OF_EXPRESSION):
+            x = self.nested_operand() or x     # a nested call as the operand
         x = self.in_domain(x, forms.DOMAIN.get(sp.prim))
+        if not self.fits_switches(sp, x):
+            return None
         if sp.kind == "function":
             if sp.root == "math":
                 text = forms.math_scalar(self, callee(sp.path, self.dialect), x)
@@ -488,21 +557,39 @@ class Builder:
             label = f".{sp.path}"
         if text is None:
             return None
+        if sp.prim == "stop_gradient":
+            return self.assign(text, f"table: {label}", f"stops gradient: {label}")
+        if sp.prim in INT_VALUED:
+            return self.assign(text, f"table: {label}", "value: int array")
         return self.assign(text, f"table: {label}")
+
+    def fits_switches(self, sp: Spelling, x: str) -> bool:
+        """Whether the switches let ``sp`` take the operand ``x``."""
+        if sp.prim in ("softmax", "log_softmax", "argsort", "sort", "take_along_axis") and \
+                not switches.AXIS_FUNCTIONS_OF_SCALARS and not self.ndim(x):
+            return False
+        return True
 
     def nested_operand(self) -> str | None:
         """An operand that is itself a call (``np.sum(np.tanh(x @ W))``)."""
         sp: Spelling = self.choice([s for s in self.spellings if s.kind == "function"])
         function, _ = forms.family_of(sp.prim)
+        if not allowed(sp):
+            return None
         if function is None or sp.root in ("math", "builtins"):
             return None
         saved = self.prim
         self.prim = sp.prim
         x = self.in_domain(self.operand(), forms.DOMAIN.get(sp.prim))
+        if not self.fits_switches(sp, x):
+            self.prim = saved
+            return None
         text = function(self, callee(sp.path, self.dialect), x)
         self.prim = saved
         if text is None:
             return None
+        if sp.prim in INT_VALUED:
+            self.constructs.add("value: int array")
         try:
             value = self.value_of(text)
         except Exception:
@@ -513,6 +600,9 @@ class Builder:
         return text
 
     def off_table_call(self) -> tuple[str, tuple[str, ...]] | None:
+        if not switches.CHAINED_OFF_TABLE_CALLS and any(
+                c.startswith("off-table") for c in self.constructs):
+            return None
         templates = forms.OFF_TABLE_TEMPLATES.get(self.dialect, [])
         calls = forms.OFF_TABLE.get(self.dialect, [])
         x = self.operand()
@@ -544,6 +634,8 @@ class Builder:
             e = self.choice(["2", "3", "0.5", "2.0", "-1", self.partner(x, "pos")])
             base = self.in_domain(x, "pos") if e not in ("2", "3", "2.0") else x
             return self.assign(f"{base} ** {e}", "operator: **")
+        if op == "%" and not switches.MOD:
+            op = "/"
         if op in ("/", "%", "//"):
             y = self.partner(x, "nonzero")
             if self.chance(4):
@@ -560,6 +652,11 @@ class Builder:
         s = self.scalar_of(x)
         kind = self.choice(["divmod", "round", "len", "max3", "maxiter", "minlist", "sum",
                             "float", "int", "pow", "mod"])
+        if kind == "round" and not switches.BUILTIN_ROUND or \
+                kind == "divmod" and not switches.DIVMOD or kind in ("max3", "maxiter", "minlist") \
+                and not switches.BUILTIN_MAX_MIN_OF_MANY or kind == "sum" and not \
+                switches.BUILTIN_SUM_OF_ARRAYS or kind == "int" and not switches.BOOL_VALUES:
+            return None
         if kind == "divmod":
             q, r = self.fresh("q"), self.fresh("r")
             return f"{q}, {r} = divmod({x}, {self.choice(['1.0', '0.5', '2.0'])})", \
@@ -593,9 +690,13 @@ class Builder:
             return self.assign(f"{x} * int({s} > 0)", "builtin: int of a comparison")
         if kind == "pow":
             return self.assign(f"pow({x}, 2)", "builtin: pow")
+        if not switches.MOD:
+            return None
         return self.assign(f"{x} % {self.choice(['1.0', '2.0', '0.7'])}", "operator: %")
 
     def conversion(self) -> tuple[str, tuple[str, ...]] | None:
+        if not switches.CONVERSIONS:
+            return None
         x = self.operand()
         d = self.dialect
         options = {
@@ -619,10 +720,14 @@ class Builder:
             options = options + [f"float({self.scalar_of(x)})"]
         text = self.choice(options)
         head = text.split("(")[0] if not text.startswith(x) else f".{text[len(x) + 1:].split('(')[0]}()"
+        if STOPS_GRADIENT(text, self.dialect):
+            return self.assign(text, f"conversion: {head}", f"stops gradient: {head}")
         return self.assign(text, f"conversion: {head}")
 
     def reassign_param(self) -> tuple[str, tuple[str, ...]] | None:
         """``x = np.asarray(x)`` (or a reshape, a cast) at the top of the function."""
+        if not switches.CONVERSIONS:
+            return None
         params = [n for n in self.param_names if n in self.env and is_array(self.env[n].value)]
         if not params:
             return None
@@ -644,12 +749,13 @@ class Builder:
         if not shape:
             return None
         n = shape[0]
-        options = ["[0]", "[-1]", "[1:]", "[:-1]", "[::2]", "[::-1]", "[None]", "[..., 0]",
-                   f"[[0, {n - 1}]]", f"[{x} > 0]" if self.dialect != "tensorflow" else "[0]",
+        options = ["[0]", "[-1]", "[1:]", "[:-1]", "[::2]", "[None]", "[..., 0]",
+                   f"[[0, {n - 1}]]" if switches.LIST_INDICES else "[0]", f"[{x} > 0]" if self.dialect != "tensorflow" else "[0]",
                    f"[{self.names['argmax']}({x})]" if len(shape) == 1 else "[0]"]
         if len(shape) >= 2:
-            options += ["[:, 0]", "[0, 1]", "[1:, :2]", "[:, -1]", "[:, None]", "[0][1]",
-                        "[:, ::-1]"]
+            options += ["[:, 0]", "[0, 1]", "[1:, :2]", "[:, -1]", "[:, None]", "[0][1]"]
+        if switches.NEGATIVE_STEP_SLICES:
+            options += ["[::-1]"] + (["[:, ::-1]"] if len(shape) >= 2 else [])
         index = self.choice(options)
         kind = {"[0]": "int", "[-1]": "int", "[None]": "None", "[..., 0]": "Ellipsis",
                 f"[[0, {n - 1}]]": "int list", f"[{x} > 0]": "mask", "[0][1]": "chained",
@@ -662,6 +768,10 @@ class Builder:
         x, y = self.operand(), self.operand()
         kind = self.choice(["dict", "list", "tuple", "unpack", "list_sum", "dict_loop",
                             "nested"])
+        if kind == "list_sum" and not switches.BUILTIN_SUM_OF_ARRAYS or \
+                kind == "dict_loop" and not (switches.LOOP_OVER_DICT and switches.DICT_LITERALS) \
+                or kind in ("dict", "nested") and not switches.DICT_LITERALS:
+            return None
         d = self.fresh("p")
         v = self.fresh()
         if kind == "dict":
@@ -720,7 +830,8 @@ class Builder:
                     ("loop: for row in array",))
         if kind == "append":
             acc = self.fresh("acc")
-            tail = self.choice([f"{v} = sum({acc})", f"{v} = {self.names['stack']}({acc})",
+            tail = self.choice([f"{v} = sum({acc})" if switches.BUILTIN_SUM_OF_ARRAYS else
+                                f"{v} = {acc}[1] * 2.0", f"{v} = {self.names['stack']}({acc})",
                                 f"{v} = {acc}[-1] + {acc}[0]"])
             return (f"{acc} = []\nfor {i} in range(3):\n    {acc}.append({x} * {i})\n{tail}",
                     ("loop: list append",))
@@ -902,7 +1013,7 @@ class Builder:
             self.constructs.add("module constant")
 
     def make_decorator(self) -> None:
-        if not self.chance(12):
+        if not self.chance(12) or not switches.DECORATORS:
             return
         kind = self.choice(["doubled", "logged", "plain"])
         if kind == "doubled":
@@ -949,15 +1060,15 @@ class Builder:
             text = red.format(text if text == name else f"({text})")
         if plain or self.decorator:
             return text, "scalar"
-        if self.chance(40):
+        if self.chance(40) and switches.TUPLE_AND_ARRAY_OUTPUTS:
             other = self.choice(self.wrt_names)
             return f"{text}, {other}", "tuple"
-        if self.chance(40) and a is not None and a.ndim >= 1:
+        if self.chance(40) and a is not None and a.ndim >= 1 and switches.TUPLE_AND_ARRAY_OUTPUTS:
             return f"{name} * 1.0", "array"
-        if self.dialect == "torch" and self.chance(10):
+        if self.dialect == "torch" and self.chance(10) and switches.RETURN_FLOAT:
             text = f"({text}).item()" if not text.endswith(")") else f"{text}.item()"
             self.constructs.add("return: .item()")
-        elif self.chance(12):
+        elif self.chance(12) and switches.RETURN_FLOAT:
             text = f"float({text})"
             self.constructs.add("return: float()")
         return text, "scalar"
@@ -999,14 +1110,18 @@ def _param(draw: Callable[[Any], Any], name: str, dialect: str, differentiated: 
         r = draw(st.integers(0, 99))
         dtype = ("float64" if r < 78 else "float32" if r < 86 else "pyfloat" if r < 91
                  else "int64" if r < 95 else "complex128" if r < 98 else "bool")
+        if dtype in ("int64", "bool") and not switches.DIFFERENTIATE_INT_AND_BOOL:
+            dtype = "float64"
     else:
         r = draw(st.integers(0, 99))
         dtype = ("float64" if r < 70 else "pyfloat" if r < 78 else "pyint" if r < 84
                  else "int64" if r < 92 else "bool" if r < 96 else "float32")
     if dtype in ("pyfloat", "pyint"):
         shape = ()
-    if dialect in ("autograd",) and dtype == "complex128":
+    if dtype == "complex128" and (dialect == "autograd" or not switches.COMPLEX_INPUTS):
         dtype = "float64"
+    if dtype == "bool" and not switches.BOOL_VALUES:
+        dtype = "int64"
     return Param(name, shape, dtype, positive)
 
 
@@ -1021,6 +1136,14 @@ def people_programs(draw: Callable[[Any], Any], dialect: str | None = None) -> P
     wrt = tuple(sorted(draw(st.lists(st.integers(0, nparams - 1), min_size=nwrt,
                                      max_size=nwrt, unique=True))))
     params = tuple(_param(draw, PARAM_NAMES[k], dialect, k in wrt) for k in range(nparams))
+    if not switches.FRAMEWORK_CODE_ON_NUMBERS and ARGS_DIALECT[dialect] != "numpy" and all(
+            p.is_python for p in params):
+        params = (Param(params[0].name, (), "float64", params[0].positive),) + params[1:]
+    if not switches.MIXED_PRECISION:     # one float dtype for every float array
+        floats = {p.dtype for p in params if p.dtype in ("float32", "float64")}
+        if len(floats) > 1:
+            params = tuple(Param(p.name, p.shape, "float64", p.positive)
+                           if p.dtype == "float32" else p for p in params)
     seed = draw(st.integers(0, 2 ** 31 - 1))
     builder = Builder(draw, dialect)
     source, output = builder.build(params, wrt, seed)

@@ -103,8 +103,22 @@ def outer(c: Any, F: str, x: Any) -> str:
 
 
 # --- reductions -------------------------------------------------------------------------------
+def _switch(name: str) -> bool:
+    from tests.hardening.people import switches
+    return bool(getattr(switches, name))
+
+
+def _axis(c: Any, x: Any) -> int | None:
+    """An axis of ``x`` for a reduction; None for a vector while reducing a vector along an
+    axis is steered around (switches.AXIS_REDUCTION_OF_VECTORS)."""
+    from tests.hardening.people import switches
+    if c.ndim(x) == 1 and not switches.AXIS_REDUCTION_OF_VECTORS:
+        return None
+    return c.axis(x)
+
+
 def reduce(c: Any, F: str, x: Any) -> str:
-    ax, kd = c.axis(x), c.choice(["True", "False"])
+    ax, kd = _axis(c, x), c.choice(["True", "False"])
     if ax is None:
         return f"{F}({x})"
     if c.prim == "logsumexp" and _torch(c):                  # dim is required
@@ -114,6 +128,8 @@ def reduce(c: Any, F: str, x: Any) -> str:
         forms = [f"{F}({x})", f"{F}({x}, axis={ax})", f"{F}({x}, {ax})",
                  f"{F}({x}, axis={ax}, keepdims={kd})", f"{F}({x}, keepdims=True)",
                  f"{F}({x}, axis={c.axes(x)})", f"{F}({x}, {ax}, keepdims=True)"]
+    elif _torch(c) and c.prim in ("max", "min") and not _switch("TORCH_MAX_MIN_WITH_DIM"):
+        forms = [f"{F}({x})"]
     elif _torch(c):
         forms = [f"{F}({x})", f"{F}({x}, dim={ax})", f"{F}({x}, {ax})",
                  f"{F}({x}, {ax}, keepdim={kd})", f"{F}({x}, dim={ax}, keepdim=True)",
@@ -131,12 +147,14 @@ def reduce(c: Any, F: str, x: Any) -> str:
 
 
 def reduce_method(c: Any, M: str, x: Any) -> str:
-    ax, kd = c.axis(x), c.choice(["True", "False"])
+    ax, kd = _axis(c, x), c.choice(["True", "False"])
     if ax is None:
         return f"{x}.{M}()"
     if _torch(c):
         if c.prim == "logsumexp":
             return f"{x}.{M}({ax})"
+        if c.prim in ("max", "min") and not _switch("TORCH_MAX_MIN_WITH_DIM"):
+            return f"{x}.{M}()"
         forms = [f"{x}.{M}()", f"{x}.{M}({ax})", f"{x}.{M}(dim={ax})",
                  f"{x}.{M}({ax}, keepdim={kd})", f"{x}.{M}(dim={ax}, keepdim=True)"]
         if c.prim in ("max", "min"):
@@ -166,7 +184,7 @@ def argreduce_method(c: Any, M: str, x: Any) -> str:
 
 def stat(c: Any, F: str, x: Any) -> str:
     """var and std, with each framework's own default (NumPy biased, torch unbiased)."""
-    ax, kd = c.axis(x), c.choice(["True", "False"])
+    ax, kd = _axis(c, x), c.choice(["True", "False"])
     if _np(c):
         forms = [f"{F}({x})", f"{F}({x}, ddof=1)", f"{F}({x}, ddof=0)"]
         if ax is not None:
@@ -185,7 +203,7 @@ def stat(c: Any, F: str, x: Any) -> str:
 
 
 def stat_method(c: Any, M: str, x: Any) -> str:
-    ax = c.axis(x)
+    ax = _axis(c, x)
     if _torch(c):
         forms = [f"{x}.{M}()", f"{x}.{M}(unbiased=False)", f"{x}.{M}(correction=0)"]
         if ax is not None:
@@ -198,7 +216,7 @@ def stat_method(c: Any, M: str, x: Any) -> str:
 
 
 def norm(c: Any, F: str, x: Any) -> str:
-    ax = c.axis(x)
+    ax = _axis(c, x)
     matrix = c.ndim(x) == 2
     if _np(c):
         inf = f"{c.mod}.inf"
@@ -235,7 +253,7 @@ def norm(c: Any, F: str, x: Any) -> str:
 
 
 def norm_method(c: Any, M: str, x: Any) -> str:
-    ax = c.axis(x)
+    ax = _axis(c, x)
     forms = [f"{x}.{M}()", f"{x}.{M}(p=1)", f"{x}.{M}(1)"]
     if ax is not None:
         forms += [f"{x}.{M}(dim={ax})", f"{x}.{M}(2, {ax})"]
@@ -636,9 +654,12 @@ def sum_list(c: Any, F: str, x: Any) -> str:
 
 def builtin_extremum(c: Any, F: str, x: Any) -> str:
     """builtins max/min: two numbers, three, an iterable, or one array (iterated)."""
+    from tests.hardening.people import switches
     a = c.scalar_of(x)
     b = c.scalar_of(c.partner(x, "any"))
     t = c.threshold()
+    if not switches.BUILTIN_MAX_MIN_OF_MANY:
+        return c.choice([f"{F}({a}, {b})", f"{F}({a}, {t})"])
     return c.choice([f"{F}({a}, {b})", f"{F}({a}, {t})", f"{F}({a}, {b}, {t})",
                      f"{F}([{a}, {b}])", f"{F}(({a}, {b}, {t}))", f"{F}({x})" if c.ndim(x) == 1
                      else f"{F}({a}, {b})", f"{F}({a}, {b}, key=abs)"])

@@ -11,11 +11,13 @@ backend gets one :class:`Check`:
 * ``crash``: any other exception from gradlab or its generated code. A failure.
 * ``unstable`` / ``undefined``: no verdict (finite differences disagree between step sizes;
   an int input whose program means something else on floats...).
+* ``skipped``: not judged while an open bug class is steered around (``switches.py``).
 
 Programs that return a tuple or an array must be refused by grad and hvp.
 """
 from __future__ import annotations
 
+import re
 import signal
 import time
 import traceback
@@ -27,6 +29,7 @@ import numpy as np
 
 import gradlab
 from gradlab.errors import GradlabError
+from tests.hardening.people import switches
 from tests.hardening.people.inputs import (fresh, framework_of_value, to_backend, to_numpy)
 from tests.hardening.people.program import PeopleProgram, load
 from tests.hardening.people.reference import (NotScalar, Reference, Undefined, Unstable,
@@ -41,7 +44,7 @@ TIMEOUT_S = 60
 class Check:
     mode: str
     backend: str
-    status: str           # right, refused, wrong, crash, unstable, undefined
+    status: str           # right, refused, wrong, crash, unstable, undefined, skipped
     kind: str = ""        # wrong: value, gradient, vs autodiff, shape, type, dtype, structure,
     #                       not refused; crash: the exception type; refused: the construct
     detail: str = ""
@@ -132,6 +135,10 @@ class Checker:
             finally:
                 signal.alarm(0)
             for backend in backends:
+                reason = skip_reason(program, mode, backend)
+                if reason:
+                    verdict.checks.append(Check(mode, backend, "skipped", reason))
+                    continue
                 if error is not None:
                     verdict.checks.append(Check(mode, backend, error.status, error.kind,
                                                 error.detail))
@@ -212,6 +219,9 @@ class Checker:
         for k, (i, g) in enumerate(zip(ref.wrt, items)):
             p, x = ref.params[i], args[i]
             where = f"{mode} wrt {p.name} ({p.describe()}) on {backend}"
+            if mode == "hvp" and not switches.HVP_ZERO_HESSIAN_SHAPED and not p.is_python and \
+                    type(g) is float and g == 0.0:
+                g = to_backend(np.zeros(p.shape, dtype=p.dtype), backend)   # an open bug
             if p.is_python:
                 if framework_of_value(g) not in ("python", "numpy") and not (
                         hasattr(g, "shape") and tuple(g.shape) == ()):
@@ -280,6 +290,8 @@ class Checker:
             return arrays
         got = ref.coords.join(arrays)
         fd = ref.gradient()
+        if ref.stops_gradient:
+            return self.check_stopped("grad", backend, got, ref)
         bad = self.compare("grad", backend, got, ref.coords.join(ref.coords.split(fd)), ref,
                            "finite differences")
         if bad is None and not ref.complex:
@@ -300,6 +312,8 @@ class Checker:
                          f"jvp derivative of shape {a.shape} for a scalar function")
         got = np.array([float(np.real(a))])
         fd = np.array([ref.directional()])
+        if ref.stops_gradient:
+            return self.check_stopped("jvp", backend, got, ref)
         bad = self.compare("jvp", backend, got, fd, ref, "finite differences")
         if bad is None and not ref.complex:
             bad = self.against_autodiff("jvp", backend, got, fd, ref)
@@ -312,10 +326,59 @@ class Checker:
             return arrays
         got = ref.coords.join(arrays)
         fd = ref.hessian_vector()
+        if ref.stops_gradient:
+            return self.check_stopped("hvp", backend, got, ref)
         bad = self.compare("hvp", backend, got, fd, ref, "finite differences")
         if bad is None:
             bad = self.against_autodiff("hvp", backend, got, fd, ref)
         return bad or Check("hvp", backend, "right")
+
+
+    def check_stopped(self, mode: str, backend: str, got: np.ndarray, ref: Reference) -> Check:
+        """A program that stops gradients on purpose: only its framework's autodiff knows the
+        answer (finite differences, computed first, have only ruled out a kink)."""
+        ad = None if ref.gradlab_stops else ref.autodiff(mode)
+        if ad is None:
+            raise Undefined("a gradient stopped on purpose, and no autodiff to say what it is")
+        ad = np.atleast_1d(np.asarray(ad, dtype=np.float64))
+        _, rtol = self.tolerances(ref)
+        scale = max(1.0, float(np.max(np.abs(ad), initial=0.0)))
+        if close(np.atleast_1d(got), ad, rtol, rtol * scale):
+            return Check(mode, backend, "right")
+        return Check(mode, backend, "wrong", "vs autodiff",
+                     f"{mode} on {backend} vs {ref.dialect}'s autodiff (the program stops a "
+                     f"gradient): got {_show(got)}, expected {_show(ad)}")
+
+
+_DEFAULTS = re.compile(r"def f\([^)]*=")
+_ARRAY_LOOP = re.compile(r"^\s*for .+ in (?!range\()", re.MULTILINE)
+
+
+def skip_reason(program: PeopleProgram, mode: str, backend: str) -> str:
+    """Why an oracle switch leaves this check out ("" when it does not)."""
+    if mode == "hvp" and not switches.HVP_ONE_ELEMENT_TUPLE and isinstance(program.wrt, tuple) \
+            and len(program.wrt) == 1:
+        return "switch HVP_ONE_ELEMENT_TUPLE"
+    if mode in ("jvp", "hvp") and not switches.FORWARD_DEFAULT_ARGUMENTS and \
+            _DEFAULTS.search(program.source):
+        return "switch FORWARD_DEFAULT_ARGUMENTS"
+    if mode == "hvp" and not switches.HVP_LOOP_OVER_ROWS and _ARRAY_LOOP.search(program.source):
+        return "switch HVP_LOOP_OVER_ROWS"
+    made = program.constructs
+    numpy_written = program.dialect in ("numpy", "autograd")
+    if backend != "numpy" and numpy_written and not \
+            switches.OFF_TABLE_CALLS_ON_OTHER_BACKENDS and any(
+                c.startswith("off-table") for c in made):
+        return "switch OFF_TABLE_CALLS_ON_OTHER_BACKENDS"
+    if mode == "hvp" and not switches.HVP_OF_CONTAINERS and "value: container" in made:
+        return "switch HVP_OF_CONTAINERS"
+    if backend in ("torch", "tensorflow") and numpy_written and not \
+            switches.PYTHON_FLOATS_ON_TORCH_TF and "value: Python float" in made:
+        return "switch PYTHON_FLOATS_ON_TORCH_TF"
+    if backend == "tensorflow" and numpy_written and not switches.INT_ARRAYS_ON_TENSORFLOW and (
+            "value: int array" in made or any(p.dtype == "int64" for p in program.params)):
+        return "switch INT_ARRAYS_ON_TENSORFLOW"
+    return ""
 
 
 def _show(a: np.ndarray) -> str:

@@ -9,6 +9,7 @@ the inputs and :class:`Unstable` is raised: no verdict on that check, never a fa
 """
 from __future__ import annotations
 
+import re
 import warnings
 from typing import Any, Callable
 
@@ -16,6 +17,21 @@ import numpy as np
 
 from tests.hardening.people.inputs import FRAMEWORK_OF, Param, fresh, to_dialect, to_numpy
 from tests.hardening.people.program import PeopleProgram
+
+
+_STOPS = re.compile(r"stop_gradient\(|\.detach\(\)|\.numpy\(\)|torch\.detach\(")
+#: calls that make Python numbers (TensorFlow turns them into float32 tensors)
+_PYTHON_NUMBERS = re.compile(r"\bmath\.\w+\(|\bfloat\(|\.item\(\)|\bmax\(|\bmin\(|\babs\(|\bsum\(")
+_GRADLAB_STOPS = re.compile(r"gradlab\.(api\.)?stop_gradient\(")
+
+
+def stops_gradient(source: str, dialect: str) -> bool:
+    """Whether the program stops a gradient on purpose (``stop_gradient``, ``x.detach()``,
+    ``torch.tensor(x)`` of a tensor, ``tf.constant(x.numpy())``): then its own framework's
+    autodiff, not finite differences, says what the derivative is."""
+    body = source.split("def f(", 1)[-1] if "def f(" in source else source
+    return bool(_STOPS.search(source)) or (
+        dialect == "torch" and bool(re.search(r"torch\.tensor\((?![^)]*tolist)", body)))
 
 
 class Unstable(Exception):
@@ -126,8 +142,17 @@ class Reference:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             self.raw = f(*[to_dialect(v, self.dialect) for v in fresh(self.inputs)])
-        self.float32 = any(p.dtype == "float32" for p in self.params)
+        # float32 precision: a float32 input, or TensorFlow code on Python numbers (TensorFlow
+        # makes them float32 tensors: the program's own value is float32)
+        self.float32 = any(p.dtype == "float32" for p in self.params) or (
+            program.dialect == "tensorflow" and (any(p.is_python for p in self.params) or
+                                                 bool(_PYTHON_NUMBERS.search(program.source))))
         self.complex = any(self.params[i].dtype == "complex128" for i in self.wrt)
+        #: the program stops gradients on purpose (stop_gradient, detach): its own framework's
+        #: autodiff is the reference, finite differences only find kinks
+        self.stops_gradient = stops_gradient(program.source, program.dialect)
+        #: gradlab.stop_gradient: no framework's autodiff knows it (it is the identity there)
+        self.gradlab_stops = bool(_GRADLAB_STOPS.search(program.source))
         self.value = real_scalar(self.raw) if program.output == "scalar" else None
         self._cache: dict[str, Any] = {}
         self.coords = self._coordinates()
