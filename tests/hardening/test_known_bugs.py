@@ -1122,3 +1122,70 @@ def test_int_array_times_float_on_tensorflow(framework: str) -> None:
     require(framework)
     g = gradlab.grad(int_array_times_x)(to_framework(V3, framework))
     np.testing.assert_allclose(to_numpy(g), [1.0, 2.0, 3.0])
+
+
+# --- matrix-norm-ords (switch NORM_ORDS) ----------------------------------------------------------
+def frobenius_norm(x):
+    return np.linalg.norm(x, "fro")
+
+
+def spectral_norm(x):
+    return np.linalg.norm(x, 2)
+
+
+def nuclear_norm(x):
+    return np.linalg.norm(x, "nuc")
+
+
+@pytest.mark.parametrize("framework", on("all", bug="np.linalg.norm(M, 'fro'): zero gradient "
+                                         "(silently wrong)"))
+def test_frobenius_norm(framework: str) -> None:
+    require(framework)
+    g = gradlab.grad(frobenius_norm)(to_framework(M23, framework))
+    np.testing.assert_allclose(to_numpy(g), M23 / np.linalg.norm(M23))
+
+
+@pytest.mark.parametrize("framework", on("all", bug="np.linalg.norm(M, 2) of a matrix is read as "
+                                         "a vector norm: a wrong value (the spectral norm is "
+                                         "meant)"))
+def test_spectral_norm_of_matrix(framework: str) -> None:
+    require(framework)
+    value, _ = gradlab.value_and_grad(spectral_norm)(to_framework(M23, framework))
+    assert float(to_numpy(value)) == pytest.approx(np.linalg.norm(M23, 2))
+
+
+@pytest.mark.parametrize("framework", on("all", bug="np.linalg.norm(M, 'nuc'): TypeError in "
+                                         "gradlab's norm (a power with a string exponent)"))
+def test_nuclear_norm(framework: str) -> None:
+    """Differentiate the nuclear norm (the sum of singular values) or refuse it."""
+    require(framework)
+    answered, out = answers_or_refuses(
+        lambda: gradlab.value_and_grad(nuclear_norm)(to_framework(M23, framework)))
+    if answered:
+        assert float(to_numpy(out[0])) == pytest.approx(np.linalg.norm(M23, "nuc"))
+
+
+# --- transpose-of-scalar-on-torch (switch TRANSPOSE_OF_SCALARS) -----------------------------------
+def sine_of_transpose(x):
+    return np.sin(x.T)
+
+
+@pytest.mark.parametrize("framework", on("torch", bug="x.T of a 0-d tensor: permute() missing "
+                                         "dims (torch)"))
+def test_transpose_of_a_number_on_torch(framework: str) -> None:
+    require(framework)
+    g = gradlab.grad(sine_of_transpose)(to_framework(np.array(0.5), framework))
+    assert float(to_numpy(g)) == pytest.approx(np.cos(0.5))
+
+
+# --- std-of-one-element-nan (switch STATISTICS_OF_SCALARS) ----------------------------------------
+def std_plus_x(x):
+    return x.std() + x
+
+
+@pytest.mark.parametrize("framework", on("all", bug="x.std() of a 0-d value (the constant 0): "
+                                         "the gradient is NaN"))
+def test_std_of_a_number(framework: str) -> None:
+    require(framework)
+    g = gradlab.grad(std_plus_x)(to_framework(np.array(0.5), framework))
+    assert float(to_numpy(g)) == pytest.approx(1.0)

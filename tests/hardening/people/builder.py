@@ -568,6 +568,12 @@ class Builder:
         if sp.prim in ("softmax", "log_softmax", "argsort", "sort", "take_along_axis") and \
                 not switches.AXIS_FUNCTIONS_OF_SCALARS and not self.ndim(x):
             return False
+        if sp.prim in ("transpose", "swapaxes", "moveaxis") and not \
+                switches.TRANSPOSE_OF_SCALARS and not self.ndim(x):
+            return False
+        if sp.prim in ("var", "std") and not switches.STATISTICS_OF_SCALARS and \
+                int(np.prod(self.shape(x))) <= 1:
+            return False
         return True
 
     def nested_operand(self) -> str | None:
@@ -934,6 +940,9 @@ class Builder:
             return f"{v} = {M}({L}(1.0 + {E}(-{y} * {x})))", ("idiom: logistic loss",)
         if kind == "l2":
             return f"{v} = 0.5 * {S}({x} ** 2)", ("idiom: L2 penalty",)
+        if kind == "standardize" and not switches.STATISTICS_OF_SCALARS and \
+                int(np.prod(self.shape(x))) <= 1:
+            return None
         if kind == "standardize":
             if self.dialect == "tensorflow":
                 return (f"{v} = ({x} - {M}({x})) / ({N['std']}({x}) + 1e-3)",

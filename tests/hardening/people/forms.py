@@ -218,6 +218,9 @@ def stat_method(c: Any, M: str, x: Any) -> str:
 def norm(c: Any, F: str, x: Any) -> str:
     ax = _axis(c, x)
     matrix = c.ndim(x) == 2
+    if not _switch("NORM_ORDS"):
+        key = "dim" if _torch(c) else "axis"
+        return c.choice([f"{F}({x})"] + ([f"{F}({x}, {key}={ax})"] if ax is not None else []))
     if _np(c):
         inf = f"{c.mod}.inf"
         forms = [f"{F}({x})", f"{F}({x}, 2)", f"{F}({x}, 1)", f"{F}({x}, ord=1)",
@@ -254,6 +257,8 @@ def norm(c: Any, F: str, x: Any) -> str:
 
 def norm_method(c: Any, M: str, x: Any) -> str:
     ax = _axis(c, x)
+    if not _switch("NORM_ORDS"):
+        return f"{x}.{M}()" if ax is None or c.chance(2) else f"{x}.{M}(dim={ax})"
     forms = [f"{x}.{M}()", f"{x}.{M}(p=1)", f"{x}.{M}(1)"]
     if ax is not None:
         forms += [f"{x}.{M}(dim={ax})", f"{x}.{M}(2, {ax})"]

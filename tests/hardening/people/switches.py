@@ -98,6 +98,17 @@ FRAMEWORK_CODE_ON_NUMBERS = False
 #: is read as the plain reduction: ``[0]`` gives a wrong value, ``.values`` crashes.
 TORCH_MAX_MIN_WITH_DIM = False
 
+#: matrix-norm-ords (test_frobenius_norm, test_spectral_norm_of_matrix, test_nuclear_norm):
+#: norms with an ord ('fro', 2, 1, 'nuc', 'euclidean') are vector norms or constants in gradlab:
+#: 'fro' gives a zero gradient, 2 and 1 of a matrix a wrong value, string ords crash. While
+#: False, norms take no ord.
+NORM_ORDS = False
+#: transpose-of-scalar-on-torch (test_transpose_of_a_number_on_torch): x.T of a 0-d value
+#: crashes on PyTorch.
+TRANSPOSE_OF_SCALARS = False
+#: std-of-one-element-nan (test_std_of_a_number): x.std() of a 0-d value has a NaN gradient.
+STATISTICS_OF_SCALARS = False
+
 # --- oracle switches ---------------------------------------------------------------------------
 #: hvp-zero-hessian-float (test_hvp_of_linear_function_is_an_array): hvp returns the Python
 #: float 0.0 for a zero Hessian. While False, that answer is read as zeros shaped like the input.
