@@ -1046,7 +1046,7 @@ def test_jvp_with_default_argument(framework: str) -> None:
     assert float(to_numpy(d)) == pytest.approx(3 * np.sum(V3 ** 2))
 
 
-# --- hvp-loop-over-rows (switch HVP_LOOP_OVER_ROWS) -----------------------------------------------
+# --- hvp-through-loops (switch HVP_THROUGH_LOOPS) -------------------------------------------------
 def loop_over_rows(b):
     s = 0.0
     for row in b:
@@ -1110,7 +1110,7 @@ def test_outer_of_python_float(framework: str) -> None:
     np.testing.assert_allclose(to_numpy(g), 0.5 * np.ones(3))
 
 
-# --- int-float-mix-on-backends (switch INT_ARRAYS_ON_TENSORFLOW) ----------------------------------
+# --- int-float-mix-on-backends (switch INT_ARRAYS_ON_TF_TORCH) ----------------------------------
 def int_array_times_x(x):
     return np.sum(np.arange(1, 4) * x)
 
@@ -1189,3 +1189,92 @@ def test_std_of_a_number(framework: str) -> None:
     require(framework)
     g = gradlab.grad(std_plus_x)(to_framework(np.array(0.5), framework))
     assert float(to_numpy(g)) == pytest.approx(1.0)
+
+
+# --- numpy-repeat-read-as-tile (switch NUMPY_REPEAT) ----------------------------------------------
+def repeated_second(x):
+    return x.repeat(3)[1] + np.sum(x)
+
+
+@pytest.mark.parametrize("framework", on("all", bug="x.repeat(3) of a NumPy array (each element "
+                                         "three times) is read as tile: x.repeat(3)[1] is x[1], "
+                                         "not x[0]"))
+def test_numpy_repeat_method(framework: str) -> None:
+    require(framework)
+    value, _ = gradlab.value_and_grad(repeated_second)(to_framework(V3, framework))
+    assert float(to_numpy(value)) == pytest.approx(V3[0] + np.sum(V3))
+
+
+def loop_over_indices(x):
+    s = 0.0
+    for i in range(len(x)):
+        s = s + x[i] ** 3
+    return s
+
+
+@pytest.mark.parametrize("framework", on("all", bug="hvp through `for i in range(len(x))` "
+                                         "reading x[i]: H v comes back reversed (silently "
+                                         "wrong)"))
+def test_hvp_loop_over_indices(framework: str) -> None:
+    require(framework)
+    v = np.array([1.0, 0.0, 0.0])
+    hv = gradlab.hvp(loop_over_indices)(to_framework(V3, framework), to_framework(v, framework))
+    np.testing.assert_allclose(to_numpy(hv), 6 * V3 * v)
+
+
+def cube_sum_mixed(x):
+    return np.sum((x @ np.eye(3)) ** 3)
+
+
+@pytest.mark.parametrize("framework", on("all", bug="hvp of a float32 input that meets a float64 "
+                                         "constant (np.eye) comes back float64 (grad keeps "
+                                         "float32); torch/TF crash on the mixed matmul"))
+def test_hvp_keeps_float32(framework: str) -> None:
+    require(framework)
+    x = to_framework(V3.astype(np.float32), framework)
+    hv = gradlab.hvp(cube_sum_mixed)(x, to_framework(np.ones(3, dtype=np.float32), framework))
+    assert to_numpy(hv).dtype == np.float32
+    np.testing.assert_allclose(to_numpy(hv), 6 * V3, rtol=1e-5)
+
+
+# --- torch-var-std-methods-biased (switch TORCH_VAR_STD_METHODS) ----------------------------------
+def torch_var_method(x):
+    return torch.sum(x.var(0))
+
+
+@pytest.mark.parametrize("framework", only("torch", bug="x.var(0) of a torch tensor (unbiased) "
+                                           "is read as NumPy's var (biased): a wrong value"))
+def test_torch_var_method(framework: str) -> None:
+    require(framework)
+    x = torch.tensor(M23)
+    value, g = gradlab.value_and_grad(torch_var_method)(x)
+    assert float(value) == pytest.approx(float(np.sum(M23.var(axis=0, ddof=1))))
+    np.testing.assert_allclose(to_numpy(g), 2 * (M23 - M23.mean(axis=0)) / 1)
+
+
+# --- transpose-of-scalar-or-vector (switch TRANSPOSE_OF_SCALARS) ----------------------------------
+def transpose_method_one_axis(x):
+    return np.sum(2.0 / x.transpose(0))
+
+
+@pytest.mark.parametrize("framework", on("all", bug="x.transpose(0) of a vector: TypeError: 'int' "
+                                         "object is not iterable (inverse_axes), torch permute, "
+                                         "TF perm must be rank 1"))
+def test_transpose_method_with_one_axis(framework: str) -> None:
+    require(framework)
+    g = gradlab.grad(transpose_method_one_axis)(to_framework(V3, framework))
+    np.testing.assert_allclose(to_numpy(g), -2.0 / V3 ** 2)
+
+
+# --- scipy-softmax-over-all-entries (switch SCIPY_SOFTMAX_OVER_ALL) -------------------------------
+def scipy_softmax_of_matrix(x):
+    return scipy.special.softmax(x)[0, 0]
+
+
+@pytest.mark.parametrize("framework", on("all", bug="scipy.special.softmax(M) without an axis is "
+                                         "a softmax over all entries; gradlab normalises each "
+                                         "row: a wrong value"))
+def test_scipy_softmax_of_matrix(framework: str) -> None:
+    require(framework)
+    value, _ = gradlab.value_and_grad(scipy_softmax_of_matrix)(to_framework(M23, framework))
+    assert float(to_numpy(value)) == pytest.approx(np.exp(M23[0, 0]) / np.exp(M23).sum())

@@ -113,8 +113,10 @@ def spellings_for(dialect: str) -> list[Spelling]:
     return out
 
 
-#: Primitives whose result is an int array (see switches.INT_ARRAYS_ON_TENSORFLOW).
+#: Primitives whose result is an int array (see switches.INT_ARRAYS_ON_TF_TORCH).
 INT_VALUED = {"argmax", "argmin", "argsort", "arange", "one_hot"}
+#: Primitives that make a list or tuple on the way (see switches.HVP_OF_CONTAINERS).
+CONTAINER_VALUED = {"split", "unstack", "meshgrid", "slogdet", "sum_list"}
 #: Primitives whose result is bool (see switches.BOOL_VALUES).
 BOOL_VALUED = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
                "logical_and", "logical_or", "logical_not", "isnan", "isinf", "isfinite", "all",
@@ -331,6 +333,13 @@ class Builder:
     def ndim(self, text: str) -> int:
         return len(self.shape(text))
 
+    def mark(self, text: str) -> None:
+        """Note what kind of value an inline expression makes (see :func:`value_kinds`)."""
+        try:
+            self.constructs.update(value_kinds(self.value_of(text)))
+        except Exception:
+            pass
+
     def carries(self, code: str) -> bool:
         return any(self.env[n].carries for n in read_names(code) if n in self.env)
 
@@ -502,7 +511,7 @@ class Builder:
                 and (shape_of(self.env[n].value)[0] == want if len(shape_of(self.env[n].value)) <= 2 else False)]
         if fits and not self.chance(4):
             return self.choice(fits)
-        if len(shape) == 2:
+        if len(shape) == 2 and (x in self.env or switches.ATTRIBUTE_OF_EXPRESSION):
             return f"{x}.T" if self.dialect != "tensorflow" else f"tf.transpose({x})"
         return x if len(shape) == 1 else None
 
@@ -513,6 +522,8 @@ class Builder:
             return x if self.chance(2) else f"({x} + {eye.format(n=shape[0])} * 3.0)"
         if len(shape) == 2:
             t = f"{x}.T" if self.dialect != "tensorflow" else f"tf.transpose({x})"
+            if x not in self.env and not switches.ATTRIBUTE_OF_EXPRESSION:
+                t = f"{self.mod}.transpose({x})" if self.dialect != "torch" else f"torch.t({x})"
             return f"({x} @ {t} + {eye.format(n=shape[0])})"
         return None
 
@@ -561,6 +572,8 @@ class Builder:
             return self.assign(text, f"table: {label}", f"stops gradient: {label}")
         if sp.prim in INT_VALUED:
             return self.assign(text, f"table: {label}", "value: int array")
+        if sp.prim in CONTAINER_VALUED:
+            return self.assign(text, f"table: {label}", "value: container")
         return self.assign(text, f"table: {label}")
 
     def fits_switches(self, sp: Spelling, x: str) -> bool:
@@ -569,7 +582,10 @@ class Builder:
                 not switches.AXIS_FUNCTIONS_OF_SCALARS and not self.ndim(x):
             return False
         if sp.prim in ("transpose", "swapaxes", "moveaxis") and not \
-                switches.TRANSPOSE_OF_SCALARS and not self.ndim(x):
+                switches.TRANSPOSE_OF_SCALARS and self.ndim(x) <= 1:
+            return False
+        if sp.path == "scipy.special.softmax" and not switches.SCIPY_SOFTMAX_OVER_ALL and \
+                self.ndim(x) >= 2:
             return False
         if sp.prim in ("var", "std") and not switches.STATISTICS_OF_SCALARS and \
                 int(np.prod(self.shape(x))) <= 1:
@@ -596,6 +612,8 @@ class Builder:
             return None
         if sp.prim in INT_VALUED:
             self.constructs.add("value: int array")
+        if sp.prim in CONTAINER_VALUED:
+            self.constructs.add("value: container")
         try:
             value = self.value_of(text)
         except Exception:

@@ -156,6 +156,14 @@ CLASSES += [
                      r"(max|min)\([^)]*\d[^)]*\)(\.values|\.indices|\[0\])|\.(max|min)\(\w*\d") and
                  (f.kind in ("value", "derivative", "vs autodiff") or f.says(
                      "builtin_function_or_method|list"))),
+    FailureClass("numpy-repeat-read-as-tile", "x.repeat(n) of a NumPy/JAX array (repeat each "
+                 "element) is read as torch's repeat (tile): a wrong value",
+                 lambda f: f.dialect != "torch" and f.has(r"\.repeat\(") and f.kind in (
+                     "value", "derivative", "vs autodiff", "shape")),
+    FailureClass("torch-var-std-methods-biased", "x.var()/x.std() of a torch tensor (unbiased "
+                 "by default) are read as NumPy's (biased): a wrong value and gradient",
+                 lambda f: f.dialect == "torch" and f.has(r"\.(var|std)\(") and f.kind in (
+                     "value", "derivative", "vs autodiff")),
     FailureClass("decorator-dropped", "a functools.wraps decorator is dropped: gradlab "
                  "differentiates the undecorated function (value and derivatives wrong)",
                  lambda f: f.has(r"@functools\.wraps") and f.kind in ("value", "derivative")),
@@ -172,8 +180,15 @@ CLASSES += [
                                   r"and 'str'|ufunc 'power' not supported") or (
                      f.kind in ("value", "derivative", "vs autodiff") and f.has(
                          r"norm\([^)]*,\s*(ord=|p=)?('fro'|'nuc'|'euclidean'|-?\d|-?np\.inf)"))),
-    FailureClass("transpose-of-scalar-on-torch", "x.T / torch.permute of a 0-d value crashes "
-                 "on PyTorch (permute() missing dims)", lambda f: f.says(r"permute\(\) missing")),
+    FailureClass("transpose-of-scalar-or-vector", "x.T / torch.permute of a 0-d value crashes "
+                 "on PyTorch (permute() missing dims); x.transpose(0) of a vector crashes "
+                 "everywhere", lambda f: f.says(r"permute\(\) missing|permute\(\) argument after|"
+                                                r"perm must be rank 1|inverse_axes") or (
+                     f.has(r"\.transpose\(\d\)") and f.says(r"'int' object is not iterable"))),
+    FailureClass("scipy-softmax-over-all-entries", "scipy.special.softmax(M) without an axis "
+                 "(over all entries) is read as a softmax over the last axis: a wrong value",
+                 lambda f: f.has(r"scipy\.special\.softmax\([^,()]*(\([^()]*\))?[^,()]*\)") and
+                 f.kind in ("value", "derivative", "vs autodiff")),
     FailureClass("std-of-one-element-nan", "x.std() of a 0-d value: gradient NaN (the function "
                  "is the constant 0)", lambda f: f.says(r"got \[nan") and f.has(r"std\(")),
     FailureClass("complex-jvp-crash", "jvp of a function of complex inputs crashes on NumPy "
@@ -202,9 +217,10 @@ CLASSES += [
                  "or one array is treated as a constant (zero gradient)",
                  lambda f: f.kind in ("derivative", "vs autodiff") and f.has(
                      r"(?<![\w.])(max|min)\((\[|\(|[^,()]+\)|[^,]+,[^,]+,)")),
-    FailureClass("hvp-loop-over-rows", "hvp through `for row in A` reads the rows in reverse "
-                 "order", lambda f: f.mode == "hvp" and f.kind in ("derivative", "vs autodiff")
-                 and f.has(r"for \w+ in (?!range\b)")),
+    FailureClass("hvp-through-loops", "hvp through a loop (`for i in range(n): ... x[i]`, "
+                 "`for row in A`) uses the iterations in reverse order: silently wrong",
+                 lambda f: f.mode == "hvp" and f.kind in ("derivative", "vs autodiff")
+                 and f.has(r"(for|while) ")),
     FailureClass("builtin-sum-of-array", "builtin sum() of an array or of a list of arrays (it "
                  "iterates over the first axis): a crash or a wrong shape inside",
                  lambda f: f.has(r"(?<![\w.])sum\(") and (f.status == "crash" and f.says(

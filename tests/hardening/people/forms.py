@@ -202,8 +202,10 @@ def stat(c: Any, F: str, x: Any) -> str:
     return c.choice(forms)
 
 
-def stat_method(c: Any, M: str, x: Any) -> str:
+def stat_method(c: Any, M: str, x: Any) -> str | None:
     ax = _axis(c, x)
+    if _torch(c) and not _switch("TORCH_VAR_STD_METHODS"):
+        return None
     if _torch(c):
         forms = [f"{x}.{M}()", f"{x}.{M}(unbiased=False)", f"{x}.{M}(correction=0)"]
         if ax is not None:
@@ -382,7 +384,8 @@ def split(c: Any, F: str, x: Any) -> str:
         call = f"{F}({x}, {parts})" if c.chance(2) else f"{F}({x}, {parts}, axis=0)"
     else:
         call = c.choice([f"{F}({x}, {parts})", f"{F}({x}, [1])", f"{F}({x}, {parts}, axis=0)"])
-    return c.choice([f"{call}[0]", f"{call}[-1]", f"sum({call})"])
+    return c.choice([f"{call}[0]", f"{call}[-1]"] + (
+        [f"sum({call})"] if _switch("BUILTIN_SUM_OF_ARRAYS") else []))
 
 
 def broadcast_to(c: Any, F: str, x: Any) -> str:
@@ -405,6 +408,8 @@ def tile_method(c: Any, M: str, x: Any) -> str:
     if _torch(c):
         return c.choice([f"{x}.{M}(2)" if n <= 1 else f"{x}.{M}({', '.join(['2'] + ['1'] * (n - 1))})",
                          f"{x}.{M}({', '.join(['1'] * max(n, 1))})", f"{x}.{M}(2, 1)"])
+    if not _switch("NUMPY_REPEAT"):
+        return None
     return c.choice([f"{x}.{M}(2)", f"{x}.{M}(2, axis=0)", f"{x}.{M}(3)"])
 
 
@@ -532,6 +537,7 @@ def creation(c: Any, F: str, x: Any) -> str | None:
     else:
         return None
     op = c.choice(["*", "+", "-"])
+    c.mark(const)        # an int array (np.full(..., 2), np.arange(4)) is worth knowing
     return c.choice([f"{x} {op} {const}", f"{const} {op} {x}"])
 
 

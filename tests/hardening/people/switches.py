@@ -51,8 +51,11 @@ DECORATORS = False
 BUILTIN_ROUND = False
 #: loop-over-dict (test_loop_over_dict): ``for k in d`` over a dict crashes (KeyError: 0).
 LOOP_OVER_DICT = False
-#: mixed-float32-float64 (test_float32_times_float64_on_tensorflow): float32 and float64 inputs
-#: together crash on TensorFlow/PyTorch. While False, a program's float arrays share one dtype.
+#: mixed-float32-float64 (test_float32_times_float64_on_tensorflow, test_hvp_keeps_float32):
+#: float32 and float64 values together (NumPy promotes) crash on TensorFlow/PyTorch, and hvp
+#: comes back float64 for a float32 input. While False, a program's float inputs share one
+#: dtype, and programs with float32 inputs are judged on NumPy and JAX, without hvp (an
+#: oracle switch too: float64 constants such as np.eye(4) still meet them).
 MIXED_PRECISION = False
 
 #: attribute-of-expression-is-constant (test_transpose_of_expression): ``(w * 2.0).T`` and
@@ -103,11 +106,23 @@ TORCH_MAX_MIN_WITH_DIM = False
 #: 'fro' gives a zero gradient, 2 and 1 of a matrix a wrong value, string ords crash. While
 #: False, norms take no ord.
 NORM_ORDS = False
-#: transpose-of-scalar-on-torch (test_transpose_of_a_number_on_torch): x.T of a 0-d value
-#: crashes on PyTorch.
+#: transpose-of-scalar-or-vector (test_transpose_of_a_number_on_torch,
+#: test_transpose_method_with_one_axis): x.T of a 0-d value crashes on PyTorch; x.transpose(0)
+#: of a vector crashes everywhere. While False, only matrices and up are transposed.
 TRANSPOSE_OF_SCALARS = False
+#: scipy-softmax-over-all-entries (test_scipy_softmax_of_matrix): scipy.special.softmax(M)
+#: without an axis normalises over all entries; gradlab normalises each row: a wrong value.
+SCIPY_SOFTMAX_OVER_ALL = False
 #: std-of-one-element-nan (test_std_of_a_number): x.std() of a 0-d value has a NaN gradient.
 STATISTICS_OF_SCALARS = False
+
+#: numpy-repeat-read-as-tile (test_numpy_repeat_method): ``x.repeat(3)`` on a NumPy (or JAX)
+#: array repeats each element; gradlab reads it as torch's repeat (tile): a wrong value.
+NUMPY_REPEAT = False
+
+#: torch-var-std-methods-biased (test_torch_var_method): ``x.var()`` / ``x.std()`` of a torch
+#: tensor (unbiased by default) are read as NumPy's (biased): a wrong value and gradient.
+TORCH_VAR_STD_METHODS = False
 
 # --- oracle switches ---------------------------------------------------------------------------
 #: hvp-zero-hessian-float (test_hvp_of_linear_function_is_an_array): hvp returns the Python
@@ -120,9 +135,10 @@ HVP_ONE_ELEMENT_TUPLE = False
 #: ``def f(x, n=2)`` put the tangent in n's place. While False, jvp and hvp are not judged on
 #: functions with default arguments.
 FORWARD_DEFAULT_ARGUMENTS = False
-#: hvp-loop-over-rows (test_hvp_loop_over_rows): hvp through ``for row in A`` is wrong. While
-#: False, hvp is not judged on programs that loop over an array.
-HVP_LOOP_OVER_ROWS = False
+#: hvp-through-loops (test_hvp_loop_over_rows, test_hvp_loop_over_indices): hvp through a loop
+#: that reads ``x[i]`` or ``for row in A`` uses the iterations in reverse order (silently
+#: wrong). While False, hvp is not judged on programs with a loop.
+HVP_THROUGH_LOOPS = False
 #: numpy-call-on-other-backend (test_numpy_call_kept_on_torch): a NumPy call gradlab keeps as
 #: written (no gradient through it) runs on torch/TF/JAX values. While False, NumPy programs
 #: with calls outside the table are judged on the NumPy backend only.
@@ -135,9 +151,10 @@ HVP_OF_CONTAINERS = False
 #: that make Python floats are judged on NumPy and JAX only.
 PYTHON_FLOATS_ON_TORCH_TF = False
 #: int-float-mix-on-backends (test_int_array_times_float_on_tensorflow): an int array times a
-#: float one crashes on TensorFlow (NumPy promotes). While False, NumPy programs that make int
-#: arrays or take int inputs are not judged on TensorFlow.
-INT_ARRAYS_ON_TENSORFLOW = False
+#: float one crashes on TensorFlow (NumPy promotes), and torch's gradient code mixes the
+#: float32 it makes of ints with float64. While False, programs that make int arrays or take
+#: int inputs are not judged on TensorFlow and PyTorch.
+INT_ARRAYS_ON_TF_TORCH = False
 
 
 def turn_all_on() -> None:
