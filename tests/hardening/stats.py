@@ -137,7 +137,7 @@ class PeopleStats:
                  f"({self.generated / max(elapsed, 1e-9):.2f}/s; {self.seconds:.0f} s "
                  f"checking), {self.invalid} invalid (not checked), {self.repeated} drawn "
                  f"twice, {len(self.failing)} with a wrong or crashing check"]
-        statuses = ("right", "refused", "wrong", "crash", "unstable", "undefined")
+        statuses = ("right", "refused", "wrong", "crash", "unstable", "undefined", "skipped")
         lines.append("  mode/backend: " + " / ".join(statuses))
         for mode in ("grad", "jvp", "hvp"):
             for backend in ("numpy", "torch", "tensorflow", "jax"):

@@ -930,7 +930,7 @@ def test_solve_with_constant_right_hand_side(framework: str) -> None:
     np.testing.assert_allclose(to_numpy(g), -np.outer(np.linalg.solve(a.T, np.ones(2)), x))
 
 
-# --- hvp-axis-reduction-of-vector (switch AXIS_REDUCTION_OF_VECTORS) ------------------------------
+# --- hvp-float-tangent-on-torch (switch HVP_SHAPE_FUNCTIONS_ON_TORCH) ------------------------------
 def cube_sum_over_axis(x):
     return np.sum(x ** 3, axis=0)
 
@@ -945,6 +945,19 @@ def test_hvp_of_sum_over_axis_of_vector(framework: str) -> None:
 
 
 # --- list-index-on-jax-tf (switch LIST_INDICES) ---------------------------------------------------
+def squeeze_of_first(x):
+    return torch.squeeze(x[0][None])
+
+
+@pytest.mark.parametrize("framework", only("torch", bug="hvp of torch.squeeze(x[0][None]) (a zero "
+                                           "Hessian): reshape() gets the Python float 0.0"))
+def test_hvp_of_squeeze_on_torch(framework: str) -> None:
+    require(framework)
+    x = torch.tensor(V3)
+    hv = gradlab.hvp(squeeze_of_first)(x, torch.ones(3, dtype=torch.float64))
+    np.testing.assert_allclose(to_numpy(hv), np.zeros(3))
+
+
 def list_index(x):
     return np.sum(x[[0, 2]] ** 2)
 

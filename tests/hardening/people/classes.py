@@ -64,9 +64,14 @@ def _bool_crash(f: Failure) -> bool:
             r"Subtraction, the `-` operator, with a bool tensor|boolean|requested dtype bool|"
             r"but is a bool tensor|half tensor"):
         return True
-    # JAX computes a function of a bool in a 16-bit float: a value off by ~1e-4
-    return f.kind == "value" and f.has(r"\.(all|any)\(|isnan|isinf|isfinite|equal|less|greater|"
-                                       r"logical_") and not _float32_rounding(f)
+    if f.status == "crash" and f.says(r"does not support bool|bool != double|not bool"):
+        return True
+    # a function of a bool computed in a 16-bit float (JAX; NumPy for a bool input): a value
+    # off by ~1e-4
+    return f.kind == "value" and (f.has(r"\.(all|any)\(|isnan|isinf|isfinite|equal|less|"
+                                        r"greater|logical_") or any(": bool[" in p for p in
+                                                                    f.params)) and \
+        not _float32_rounding(f)
 
 
 CLASSES: list[FailureClass] = [
@@ -78,8 +83,11 @@ CLASSES: list[FailureClass] = [
                  "crash inside, or an answer, instead of a refusal",
                  lambda f: f.output != "scalar", needs_body=False),
     FailureClass("hvp-zero-hessian-float", "hvp returns the Python float 0.0 for a zero "
-                 "Hessian instead of an array shaped like the input",
-                 lambda f: f.mode == "hvp" and f.says(r"a builtins\.float"), needs_body=False),
+                 "Hessian instead of an array shaped like the input (TensorFlow: a float32 "
+                 "tensor)",
+                 lambda f: f.mode == "hvp" and (f.says(r"a builtins\.float") or (
+                     f.backend == "tensorflow" and f.says(r"dtype float32, the input's is "
+                                                          r"float64"))), needs_body=False),
     FailureClass("hvp-one-element-tuple-wrt", "hvp with wrt=(i,) iterates over the array H v "
                  "(a tuple of its rows, or a crash on a 0-d input) instead of (H v,)",
                  lambda f: f.mode == "hvp" and _single_tuple(f) and (
@@ -94,8 +102,9 @@ CLASSES: list[FailureClass] = [
                  lambda f: f.says(r"value is builtins\.function"), needs_body=False),
     FailureClass("int-bool-input-gradient-truncated", "the gradient w.r.t. an int or bool "
                  "input is truncated to the input's dtype (TensorFlow: a crash)",
-                 lambda f: _int_wrt(f) and (f.kind == "dtype" or f.says(
-                     r"EagerTensor of dtype (int64|bool)|Cannot cast ufunc")), needs_body=False),
+                 lambda f: _int_wrt(f) and (f.kind in ("dtype", "derivative") or f.says(
+                     r"EagerTensor of dtype (int64|bool)|Cannot cast ufunc|tf\.int64")),
+                 needs_body=False),
 ]
 
 
@@ -127,7 +136,8 @@ CLASSES += [
     FailureClass("python-float-into-torch-tf", "a Python float (from math.*, float(), .item(), a "
                  "Python-number input) reaching a primitive on PyTorch/TensorFlow: a crash, or "
                  "float32", lambda f: f.says(r"'float' object has no attribute|must be Tensor, "
-                                             r"not float|got \(float\)") and not f.says("unsqueeze")),
+                                             r"not float|got \(float\)") and not (
+                     f.mode == "hvp" and f.says("unsqueeze|reshape"))),
     FailureClass("dict-literal-is-a-constant", "a dict literal holding arrays (also nested "
                  "in a list) is read as a constant: zero gradient",
                  lambda f: f.kind in ("derivative", "vs autodiff") and f.has(r"\{\s*'\w+':")),
@@ -144,7 +154,8 @@ CLASSES += [
                  "a alone (b constant, or not differentiated) names an undefined adjoint "
                  "(NameError)", lambda f: f.has(r"solve\(") and f.says(r"NameError")),
     FailureClass("list-index-on-jax-tf", "x[[0, 3]] (a list of ints as an index) crashes on JAX and TensorFlow",
-                 lambda f: f.says(r"non-tuple sequence for multidimensional indexing") or (
+                 lambda f: f.says(r"non-tuple sequence for multidimensional indexing|take "
+                                  r"requires ndarray or scalar arguments, got <class 'list'>") or (
                      f.has(r"\[\[") and f.says("Index out of range"))),
     FailureClass("framework-code-on-python-numbers", "a function written with torch/TF/JAX "
                  "and called with Python numbers only runs on the NumPy backend and crashes on "
@@ -224,16 +235,19 @@ CLASSES += [
     FailureClass("builtin-sum-of-array", "builtin sum() of an array or of a list of arrays (it "
                  "iterates over the first axis): a crash or a wrong shape inside",
                  lambda f: f.has(r"(?<![\w.])sum\(") and (f.status == "crash" and f.says(
-                     r"list|incompatible shapes|full_like") or f.says("builtins.list"))),
+                     r"list|incompatible shapes|full_like|with a sequence|expand\(") or
+                     f.says("builtins.list") or f.kind == "shape")),
     FailureClass("bool-values-on-backends", "a comparison's bool result used in arithmetic "
                  "(v * 1.0, abs, floor, logical_not of floats) crashes on TensorFlow and PyTorch",
                  _bool_crash),
-    FailureClass("divmod-on-tensors", "divmod(x, c) of a torch/TF/JAX value: the generated code "
-                 "calls Python's divmod on tensors", lambda f: f.says(r"divmod")),
+    FailureClass("divmod-on-tensors", "divmod(x, c): the generated code calls Python's divmod "
+                 "on torch/TF values (a crash); the remainder gets a zero gradient",
+                 lambda f: f.says(r"divmod") or (f.has(r"divmod\(") and f.kind in (
+                     "derivative", "vs autodiff"))),
     FailureClass("numpy-call-on-other-backend", "a NumPy call gradlab keeps as written (no "
                  "gradient flows through it) runs on torch/TF/JAX values, or returns a NumPy "
                  "array into their code",
-                 lambda f: f.says(r"numpy\.ndarray|'ndarray'")),
+                 lambda f: f.says(r"numpy\.ndarray|'ndarray'|Failed to convert a NumPy array")),
     FailureClass("tf-float32-constants", "TensorFlow: Python floats become float32 tensors next "
                  "to float64 ones (a crash, or a value rounded to float32)",
                  lambda f: f.backend == "tensorflow" and (f.says(
@@ -248,12 +262,15 @@ CLASSES += [
     FailureClass("hvp-float32-becomes-float64", "hvp of float32 inputs comes back float64",
                  lambda f: f.mode == "hvp" and f.kind == "dtype" and f.says("float64, the "
                                                                            "input's is float32")),
-    FailureClass("hvp-axis-reduction-of-vector", "hvp of a reduction with an axis to a "
-                 "scalar (np.sum(x, axis=0) of a vector): torch's expand_dims gets a Python float",
-                 lambda f: f.says(r"unsqueeze\(\): argument 'input'.*not float")),
+    FailureClass("hvp-float-tangent-on-torch", "hvp on PyTorch: a tangent that is the Python "
+                 "float 0.0 (of the seed, or of a value with a zero second derivative) reaches "
+                 "reshape/unsqueeze (np.sum(x, axis=0) of a vector, squeeze of x[0][None])",
+                 lambda f: f.mode == "hvp" and f.says(r"(unsqueeze|reshape)\(\): argument "
+                                                      r"'input'.*not float")),
     FailureClass("complex-on-backends", "complex values on PyTorch/TF/JAX: argmax, comparisons "
                  "and products with real tensors crash",
-                 lambda f: f.says(r"complex") and not f.says("gradlab knows")),
+                 lambda f: (f.says(r"complex") and not f.says("gradlab knows")) or (
+                     f.status == "crash" and any("complex" in p for p in f.params))),
 ]
 
 

@@ -109,11 +109,7 @@ def _switch(name: str) -> bool:
 
 
 def _axis(c: Any, x: Any) -> int | None:
-    """An axis of ``x`` for a reduction; None for a vector while reducing a vector along an
-    axis is steered around (switches.AXIS_REDUCTION_OF_VECTORS)."""
-    from tests.hardening.people import switches
-    if c.ndim(x) == 1 and not switches.AXIS_REDUCTION_OF_VECTORS:
-        return None
+    """An axis of ``x`` for a reduction (None for a 0-d value)."""
     return c.axis(x)
 
 

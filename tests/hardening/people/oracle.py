@@ -352,6 +352,10 @@ class Checker:
 
 
 _DEFAULTS = re.compile(r"def f\([^)]*=")
+_SHAPE_FUNCTIONS = re.compile(
+    r"squeeze|expand_dims|reshape|\.view\(|flatten|ravel|\[None|None\]|broadcast_to|tile\(|"
+    r"repeat\(|\.T\b|transpose|permute|stack|concat|cat\(|split|axis|dim\b|dim=|"
+    r"(sum|mean|max|min|prod|var|std|norm|logsumexp|softmax|cumsum|argmax|argmin)\([^()]*,")
 _LOOP = re.compile(r"^\s*(for|while) ", re.MULTILINE)
 
 
@@ -373,6 +377,9 @@ def skip_reason(program: PeopleProgram, mode: str, backend: str) -> str:
         return "switch OFF_TABLE_CALLS_ON_OTHER_BACKENDS"
     if mode == "hvp" and not switches.HVP_OF_CONTAINERS and "value: container" in made:
         return "switch HVP_OF_CONTAINERS"
+    if mode == "hvp" and backend == "torch" and not switches.HVP_SHAPE_FUNCTIONS_ON_TORCH and \
+            _SHAPE_FUNCTIONS.search(program.source):
+        return "switch HVP_SHAPE_FUNCTIONS_ON_TORCH"
     if backend in ("torch", "tensorflow") and numpy_written and not \
             switches.PYTHON_FLOATS_ON_TORCH_TF and "value: Python float" in made:
         return "switch PYTHON_FLOATS_ON_TORCH_TF"

@@ -21,7 +21,7 @@ from tests.hardening.people.program import PeopleProgram
 
 _STOPS = re.compile(r"stop_gradient\(|\.detach\(\)|\.numpy\(\)|torch\.detach\(")
 #: calls that make Python numbers (TensorFlow turns them into float32 tensors)
-_PYTHON_NUMBERS = re.compile(r"\bmath\.\w+\(|\bfloat\(|\.item\(\)|\bmax\(|\bmin\(|\babs\(|\bsum\(")
+_PYTHON_NUMBERS = re.compile(r"\bmath\.\w+\(|\bfloat\(|\.item\(\)")
 _GRADLAB_STOPS = re.compile(r"gradlab\.(api\.)?stop_gradient\(")
 
 
@@ -142,11 +142,12 @@ class Reference:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             self.raw = f(*[to_dialect(v, self.dialect) for v in fresh(self.inputs)])
-        # float32 precision: a float32 input, or TensorFlow code on Python numbers (TensorFlow
-        # makes them float32 tensors: the program's own value is float32)
+        # float32 precision: a float32 input, or TensorFlow/PyTorch code on Python numbers
+        # (both make them float32 tensors: the program's own value is float32)
         self.float32 = any(p.dtype == "float32" for p in self.params) or (
-            program.dialect == "tensorflow" and (any(p.is_python for p in self.params) or
-                                                 bool(_PYTHON_NUMBERS.search(program.source))))
+            program.dialect in ("tensorflow", "torch") and (
+                any(p.is_python for p in self.params) or
+                bool(_PYTHON_NUMBERS.search(program.source))))
         self.complex = any(self.params[i].dtype == "complex128" for i in self.wrt)
         #: the program stops gradients on purpose (stop_gradient, detach): its own framework's
         #: autodiff is the reference, finite differences only find kinks

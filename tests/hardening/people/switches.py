@@ -78,10 +78,6 @@ AXIS_FUNCTIONS_OF_SCALARS = False
 #: ``np.linalg.solve(a, b)`` w.r.t. ``a`` when ``b`` is a constant fails with a NameError.
 LINALG_SOLVE = False
 
-#: hvp-axis-reduction-of-vector (test_hvp_of_sum_over_axis_of_vector): hvp of
-#: ``np.sum(x, axis=0)`` (or mean, max...) of a vector crashes on PyTorch. While False,
-#: vectors are reduced without an axis.
-AXIS_REDUCTION_OF_VECTORS = False
 
 #: list-index-on-jax-tf (test_list_index): ``x[[0, 3]]`` (a list as an index) crashes on
 #: JAX and TensorFlow.
@@ -143,6 +139,11 @@ HVP_THROUGH_LOOPS = False
 #: written (no gradient through it) runs on torch/TF/JAX values. While False, NumPy programs
 #: with calls outside the table are judged on the NumPy backend only.
 OFF_TABLE_CALLS_ON_OTHER_BACKENDS = False
+#: hvp-float-tangent-on-torch (test_hvp_of_sum_over_axis_of_vector, test_hvp_of_squeeze_on_torch):
+#: in hvp, a tangent that is the Python float 0.0 (of the seed, or of a value whose second
+#: derivative is zero) reaches torch's reshape/unsqueeze: TypeError. While False, hvp is not
+#: judged on PyTorch for programs with shape functions or reductions along an axis.
+HVP_SHAPE_FUNCTIONS_ON_TORCH = False
 #: hvp-of-containers (test_hvp_with_a_tuple): hvp of a program that holds a tuple, list or dict
 #: of values crashes. While False, hvp is not judged on such programs.
 HVP_OF_CONTAINERS = False
