@@ -1,9 +1,9 @@
 """gradlab's primitive table, read through one small adapter.
 
 The generator draws every spelling gradlab claims to understand (``np.sum``, ``torch.var``,
-``tf.reduce_max``, ``x.repeat``, ``x.T``...). Today the table is
-:mod:`gradlab.codegen.primitives` (``PATHS``, ``METHODS``, ``PROPERTIES``); when it moves to one
-record per primitive in :mod:`gradlab.tensor`, only :func:`primitive_table` changes.
+``tf.reduce_max``, ``x.repeat``, ``x.T``...). The table is one record per primitive in
+:mod:`gradlab.tensor.spec`; :mod:`gradlab.codegen.primitives` derives the lookups read here
+(``PATHS``, ``METHODS`` per array dialect, ``ATTRIBUTES``).
 """
 from __future__ import annotations
 
@@ -40,8 +40,9 @@ def primitive_table() -> tuple[Spelling, ...]:
     the table lives."""
     from gradlab.codegen import primitives as P
     rows = [Spelling("function", path, meaning.prim) for path, meaning in P.PATHS.items()]
-    rows += [Spelling("method", name, meaning.prim) for name, meaning in P.METHODS.items()]
-    rows += [Spelling("property", name, prim) for name, prim in P.PROPERTIES.items()]
+    methods = {**P.METHODS["torch"], **P.METHODS["numpy"]}   # every name, once
+    rows += [Spelling("method", name, meaning.prim) for name, meaning in methods.items()]
+    rows += [Spelling("property", name, m.prim) for name, m in P.ATTRIBUTES.items()]
     return tuple(sorted(rows, key=lambda s: (s.kind, s.path)))
 
 
@@ -49,4 +50,5 @@ def primitive_table() -> tuple[Spelling, ...]:
 def vararg_methods() -> frozenset[str]:
     """Methods whose positional arguments NumPy reads as one tuple (``x.reshape(2, 3)``)."""
     from gradlab.codegen import primitives as P
-    return frozenset(getattr(P, "VARARG_METHODS", {}))
+    return frozenset(name for table in P.METHODS.values() for name, m in table.items()
+                     if m.varargs)
