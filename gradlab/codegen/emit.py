@@ -18,7 +18,7 @@ from typing import Any, Callable
 import gast
 
 from . import ir, trees
-from .analyze import CREATION, Activity, array_arguments
+from .analyze import ARRAY_RESULTS, CREATION, Activity, array_arguments
 from .ir import Assign, Const, Op
 from .resolve import Resolver, bindings, signature
 
@@ -185,7 +185,7 @@ class Emitter:
     def _as_written(self, op: Op) -> gast.expr | None:
         """A NumPy or ``math`` call on plain numbers keeps its own spelling (``np.sin(c)``):
         a framework's function would refuse a bare Python number."""
-        if op.prim in CREATION or self.uses_arrays(op) or not op.source:
+        if op.prim in ARRAY_RESULTS or self.uses_arrays(op) or not op.source:
             return None
         parts = str(op.source).split(".")
         found, module = self.resolver.scope.lookup(parts[0])

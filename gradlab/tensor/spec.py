@@ -208,8 +208,9 @@ TABLE: list[Primitive] = [
                torch=S("std", **_TORCH_VAR), tf=S("math.reduce_std",
                                                   positional=_RED_ORDER),
                torch_method=S("std", **_TORCH_VAR)),
-    _reduction("argmax", nondiff=INTEGER, tf="math.argmax argmax"),
-    _reduction("argmin", nondiff=INTEGER, tf="math.argmin argmin"),
+    # TensorFlow's argmax/argmin/cumsum work along axis 0 unless told (NumPy's: every entry)
+    _reduction("argmax", nondiff=INTEGER, tf=S("math.argmax argmax", defaults={"axis": 0})),
+    _reduction("argmin", nondiff=INTEGER, tf=S("math.argmin argmin", defaults={"axis": 0})),
     prim("norm", "(x, ord=None, axis=None, *, keepdims=False)", REDUCTION,
          torch=[S("norm", rename={"p": "ord"}), S("linalg.vector_norm", defaults={"ord": 2})],
          tf=S("norm linalg.norm", rename={"tensor": "x"},
@@ -217,7 +218,8 @@ TABLE: list[Primitive] = [
          method=S("norm", rename={"p": "ord"})),
     prim("linalg_norm", "(x, ord=None, axis=None, *, keepdims=False)", REDUCTION,
          np="linalg.norm", torch="linalg.norm"),
-    prim("cumsum", "(x, axis=None)", np="cumsum", torch="cumsum", tf="math.cumsum cumsum",
+    prim("cumsum", "(x, axis=None)", np="cumsum", torch="cumsum",
+         tf=S("math.cumsum cumsum", defaults={"axis": 0}),
          method="cumsum", linear=(0,)),
 
     # --- choosing and clipping --------------------------------------------------------------

@@ -773,8 +773,10 @@ class Builder:
         if not shape:
             return None
         n = shape[0]
+        numpy_indexing = self.dialect != "tensorflow"   # TF reads lists and masks otherwise
         options = ["[0]", "[-1]", "[1:]", "[:-1]", "[::2]", "[None]", "[..., 0]",
-                   f"[[0, {n - 1}]]" if switches.LIST_INDICES else "[0]", f"[{x} > 0]" if self.dialect != "tensorflow" else "[0]",
+                   f"[[0, {n - 1}]]" if switches.LIST_INDICES and numpy_indexing else "[0]",
+                   f"[{x} > 0]" if numpy_indexing else "[0]",
                    f"[{self.names['argmax']}({x})]" if len(shape) == 1 else "[0]"]
         if len(shape) >= 2:
             options += ["[:, 0]", "[0, 1]", "[1:, :2]", "[:, -1]", "[:, None]", "[0][1]"]

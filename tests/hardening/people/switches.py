@@ -21,13 +21,13 @@ ALL_ON = False     # set by --people-all: generate and judge everything, whateve
 # --- generator switches ------------------------------------------------------------------------
 #: output-not-scalar (test_grad_of_tuple_output_is_refused, test_hvp_of_array_output_is_refused):
 #: grad of a function returning a tuple crashes inside; hvp of one returning an array answers.
-TUPLE_AND_ARRAY_OUTPUTS = False
+TUPLE_AND_ARRAY_OUTPUTS = True
 #: value-is-the-function (test_value_and_grad_of_float_return): value_and_grad of
 #: ``return float(...)`` (or ``return v.item()``) gives the function object as the value.
 RETURN_FLOAT = False
 #: int-bool-input-gradient-truncated (test_gradient_wrt_int_input): the gradient w.r.t. an int or
 #: bool input is truncated to its dtype. While False, only float inputs are differentiated.
-DIFFERENTIATE_INT_AND_BOOL = False
+DIFFERENTIATE_INT_AND_BOOL = True
 #: complex-real-is-a-copy, complex-on-backends (test_real_part_of_complex_input): ``z.real`` is a
 #: copy; argmax/products of complex values crash on the other backends.
 COMPLEX_INPUTS = False
@@ -35,22 +35,22 @@ COMPLEX_INPUTS = False
 #: max/min of 3 arguments, a list, a tuple or one array is a constant.
 BUILTIN_MAX_MIN_OF_MANY = False
 #: builtin-sum-of-array (test_builtin_sum_of_matrix): builtin sum() of an array crashes.
-BUILTIN_SUM_OF_ARRAYS = False
+BUILTIN_SUM_OF_ARRAYS = True
 #: bool-values-on-backends (test_bool_times_float_on_backends): bool values from comparisons,
 #: isnan, logical_not... used in arithmetic crash on TensorFlow (abs/floor of bools on PyTorch).
 BOOL_VALUES = False
 #: divmod-on-tensors (test_divmod_on_backends): divmod of a tensor crashes.
-DIVMOD = False
+DIVMOD = True
 
 #: conversion-is-a-constant (test_asarray_of_parameter): np.asarray/np.array/torch.as_tensor/
 #: tf.convert_to_tensor/jnp.asarray of a value carrying a gradient gives a zero gradient.
-CONVERSIONS = False
+CONVERSIONS = True
 #: decorator-dropped (test_functools_wraps_decorator): the decorator of f is dropped.
-DECORATORS = False
+DECORATORS = True
 #: builtin-round-on-tensors (test_builtin_round_on_backends): round() of a tensor crashes.
 BUILTIN_ROUND = False
 #: loop-over-dict (test_loop_over_dict): ``for k in d`` over a dict crashes (KeyError: 0).
-LOOP_OVER_DICT = False
+LOOP_OVER_DICT = True
 #: mixed-float32-float64 (test_float32_times_float64_on_tensorflow, test_hvp_keeps_float32):
 #: float32 and float64 values together (NumPy promotes) crash on TensorFlow/PyTorch, and hvp
 #: comes back float64 for a float32 input. While False, a program's float inputs share one
@@ -60,33 +60,33 @@ MIXED_PRECISION = False
 
 #: attribute-of-expression-is-constant (test_transpose_of_expression): ``(w * 2.0).T`` and
 #: ``np.tan(w).T`` give a zero gradient. While False, properties are read off names only.
-ATTRIBUTE_OF_EXPRESSION = False
+ATTRIBUTE_OF_EXPRESSION = True
 #: negative-step-slice-on-torch (test_negative_step_slice_on_torch): ``x[::-1]`` crashes on
 #: PyTorch.
-NEGATIVE_STEP_SLICES = False
+NEGATIVE_STEP_SLICES = True
 
 #: dict-literal-is-a-constant (test_dict_literal_of_arrays): a dict literal holding arrays
 #: gives a zero gradient (nested dict/list too).
 DICT_LITERALS = False
 #: mod-is-a-constant (test_mod_of_parameter): ``x % c`` and ``np.mod`` give a zero gradient.
-MOD = False
+MOD = True
 #: axis-function-of-scalar (test_softmax_of_a_number, test_argsort_of_a_number): softmax or
 #: argsort of a 0-d value crashes on TensorFlow and JAX (argsort on PyTorch too).
 AXIS_FUNCTIONS_OF_SCALARS = False
 
 #: solve-missing-adjoint-name (test_solve_with_constant_right_hand_side): the gradient of
 #: ``np.linalg.solve(a, b)`` w.r.t. ``a`` when ``b`` is a constant fails with a NameError.
-LINALG_SOLVE = False
+LINALG_SOLVE = True
 
 
 #: list-index-on-jax-tf (test_list_index): ``x[[0, 3]]`` (a list as an index) crashes on
 #: JAX and TensorFlow.
-LIST_INDICES = False
+LIST_INDICES = True
 
 #: unknown-call-chain-not-refused (test_two_unknown_calls_in_a_row): an unknown call whose
 #: result only reaches another unknown call is not refused, nor is the second: a silent zero
 #: gradient. While False, a program has at most one call outside the table.
-CHAINED_OFF_TABLE_CALLS = False
+CHAINED_OFF_TABLE_CALLS = True
 
 #: framework-code-on-python-numbers (test_torch_code_called_with_a_python_float): a function
 #: written with torch (or TF, JAX) and called with Python numbers only runs on gradlab's NumPy
@@ -95,7 +95,7 @@ FRAMEWORK_CODE_ON_NUMBERS = False
 
 #: torch-max-min-with-dim (test_torch_max_with_dim): ``torch.max(x, 1)`` (values and indices)
 #: is read as the plain reduction: ``[0]`` gives a wrong value, ``.values`` crashes.
-TORCH_MAX_MIN_WITH_DIM = False
+TORCH_MAX_MIN_WITH_DIM = True
 
 #: matrix-norm-ords (test_frobenius_norm, test_spectral_norm_of_matrix, test_nuclear_norm):
 #: norms with an ord ('fro', 2, 1, 'nuc', 'euclidean') are vector norms or constants in gradlab:
@@ -108,7 +108,7 @@ NORM_ORDS = False
 TRANSPOSE_OF_SCALARS = False
 #: scipy-softmax-over-all-entries (test_scipy_softmax_of_matrix): scipy.special.softmax(M)
 #: without an axis normalises over all entries; gradlab normalises each row: a wrong value.
-SCIPY_SOFTMAX_OVER_ALL = False
+SCIPY_SOFTMAX_OVER_ALL = True
 #: std-of-one-element-nan (test_std_of_a_number): x.std() of a 0-d value has a NaN gradient.
 STATISTICS_OF_SCALARS = False
 
@@ -118,23 +118,23 @@ NUMPY_REPEAT = False
 
 #: torch-var-std-methods-biased (test_torch_var_method): ``x.var()`` / ``x.std()`` of a torch
 #: tensor (unbiased by default) are read as NumPy's (biased): a wrong value and gradient.
-TORCH_VAR_STD_METHODS = False
+TORCH_VAR_STD_METHODS = True
 
 # --- oracle switches ---------------------------------------------------------------------------
 #: hvp-zero-hessian-float (test_hvp_of_linear_function_is_an_array): hvp returns the Python
 #: float 0.0 for a zero Hessian. While False, that answer is read as zeros shaped like the input.
-HVP_ZERO_HESSIAN_SHAPED = False
+HVP_ZERO_HESSIAN_SHAPED = True
 #: hvp-one-element-tuple-wrt (test_hvp_one_element_tuple_wrt): hvp(f, (0,)) iterates over H v.
 #: While False, hvp is not judged when wrt is a one-element tuple.
-HVP_ONE_ELEMENT_TUPLE = False
+HVP_ONE_ELEMENT_TUPLE = True
 #: forward-drops-default-arguments (test_jvp_with_default_argument): jvp/hvp of
 #: ``def f(x, n=2)`` put the tangent in n's place. While False, jvp and hvp are not judged on
 #: functions with default arguments.
-FORWARD_DEFAULT_ARGUMENTS = False
+FORWARD_DEFAULT_ARGUMENTS = True
 #: hvp-through-loops (test_hvp_loop_over_rows, test_hvp_loop_over_indices): hvp through a loop
 #: that reads ``x[i]`` or ``for row in A`` uses the iterations in reverse order (silently
 #: wrong). While False, hvp is not judged on programs with a loop.
-HVP_THROUGH_LOOPS = False
+HVP_THROUGH_LOOPS = True
 #: numpy-call-on-other-backend (test_numpy_call_kept_on_torch): a NumPy call gradlab keeps as
 #: written (no gradient through it) runs on torch/TF/JAX values. While False, NumPy programs
 #: with calls outside the table are judged on the NumPy backend only.
@@ -143,7 +143,7 @@ OFF_TABLE_CALLS_ON_OTHER_BACKENDS = False
 #: in hvp, a tangent that is the Python float 0.0 (of the seed, or of a value whose second
 #: derivative is zero) reaches torch's reshape/unsqueeze: TypeError. While False, hvp is not
 #: judged on PyTorch for programs with shape functions or reductions along an axis.
-HVP_SHAPE_FUNCTIONS_ON_TORCH = False
+HVP_SHAPE_FUNCTIONS_ON_TORCH = True
 #: hvp-of-containers (test_hvp_with_a_tuple): hvp of a program that holds a tuple, list or dict
 #: of values crashes. While False, hvp is not judged on such programs.
 HVP_OF_CONTAINERS = False
