@@ -130,6 +130,13 @@ class Resolver:
         (builtin ``max(a, b)``) or, with more arguments, a chain of it (``max(a, b, c)`` is
         ``max(max(a, b), c)``); with fewer (an iterable), gradlab has no rule for it."""
         if meaning.arity is not None and (len(node.args) != meaning.arity or node.keywords):
+            items = node.args[0] if len(node.args) == 1 else None
+            if isinstance(items, (gast.List, gast.Tuple)) and len(items.elts) >= meaning.arity \
+                    and not node.keywords and not any(
+                        isinstance(e, gast.Starred) for e in items.elts):
+                # min([a, b, c]) is min(a, b, c): the items are written out
+                spread = gast.Call(func=node.func, args=list(items.elts), keywords=[])
+                return self._spelled(meaning, spread, label)
             if len(node.args) > meaning.arity and not node.keywords:
                 inner = gast.Call(func=node.func, args=node.args[:meaning.arity], keywords=[])
                 chained = gast.Call(func=node.func, args=[inner] + node.args[meaning.arity:],
