@@ -160,7 +160,8 @@ class Resolver:
         if meaning is None:
             return Resolution("unknown", label=label)
         args = list(node.args)
-        if meaning.varargs and len(args) > 1:
+        if meaning.varargs and (len(args) > 1 or len(args) == 1 and _is_int_literal(args[0])):
+            # x.transpose(1, 0) and x.transpose(0) pass the axes one by one
             args = [gast.Tuple(elts=args, ctx=gast.Load())]
         call = gast.Call(func=node.func, args=[receiver] + args, keywords=node.keywords)
         return self._bind(meaning, call, label)
@@ -312,3 +313,10 @@ def bindings(op: Any) -> dict[str, Any]:
     out.update(zip(required, op.args))
     out.update(op.kwargs)
     return out
+
+
+def _is_int_literal(node: gast.expr) -> bool:
+    """``0`` or ``-1``: an axis given on its own, not a tuple or a name holding one."""
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+        node = node.operand
+    return isinstance(node, gast.Constant) and type(node.value) is int

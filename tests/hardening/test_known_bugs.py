@@ -950,7 +950,7 @@ def test_softmax_of_a_number(framework: str) -> None:
 
 
 @pytest.mark.parametrize("framework", on(
-    "tensorflow", "jax", bug=(
+    "tensorflow", bug=(
         "argsort of a 0-d value crashes in the generated code")))
 def test_argsort_of_a_number(framework: str) -> None:
     require(framework)
@@ -1340,7 +1340,7 @@ def transpose_method_one_axis(x):
 
 
 @pytest.mark.parametrize("framework", on(
-    "all", bug=(
+    bug=(
         "x.transpose(0) of a vector: TypeError: 'int' object is not iterable (inverse_axes), "
         "torch permute, TF perm must be rank 1")))
 def test_transpose_method_with_one_axis(framework: str) -> None:

@@ -364,6 +364,9 @@ def sort(x: Any, axis: int = -1) -> Any:
 
 
 def argsort(x: Any, axis: int = -1) -> Any:
+    x = _t(x)
+    if x.shape.rank == 0:       # NumPy sorts a number as a one-element vector: [0]
+        x = tf.reshape(x, [1])
     return tf.cast(tf.argsort(x, axis=axis, stable=True), tf.int64)  # int32 otherwise
 
 

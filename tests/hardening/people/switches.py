@@ -105,7 +105,7 @@ NORM_ORDS = False
 #: transpose-of-scalar-or-vector (test_transpose_of_a_number_on_torch,
 #: test_transpose_method_with_one_axis): x.T of a 0-d value crashes on PyTorch; x.transpose(0)
 #: of a vector crashes everywhere. While False, only matrices and up are transposed.
-TRANSPOSE_OF_SCALARS = False
+TRANSPOSE_OF_SCALARS = True
 #: scipy-softmax-over-all-entries (test_scipy_softmax_of_matrix): scipy.special.softmax(M)
 #: without an axis normalises over all entries; gradlab normalises each row: a wrong value.
 SCIPY_SOFTMAX_OVER_ALL = True
