@@ -268,6 +268,10 @@ TABLE: list[Primitive] = [
          tf="broadcast_to"),
     prim("tile", "(x, reps)", linear=(0,), np="tile", torch=S("tile", rename={"dims": "reps"}),
          tf=S("tile", rename={"multiples": "reps"}), torch_method=S("repeat", varargs="reps")),
+    # NumPy's repeat: each entry ``repeats`` times in a row (torch's x.repeat is tile above)
+    prim("repeat", "(x, repeats, axis=None)", linear=(0,), np="repeat",
+         torch=S("repeat_interleave"), tf="repeat", method="repeat",
+         torch_method=S("repeat_interleave")),
     prim("flip", "(x, axis=None)", linear=(0,), np="flip",
          torch=S("flip", rename={"dims": "axis"})),
     prim("pad", "(x, pad_width, mode='constant', constant_values=0)", TENSOR_ONLY),
@@ -368,6 +372,7 @@ TABLE: list[Primitive] = [
     prim("matmul_grad_y", "(dz, x, y)", HELPER, linear=(0, 1)),
     prim("inverse_axes", "(axes)", HELPER, nondiff=BOOKKEEPING),
     prim("untile", "(g, x, reps)", HELPER, linear=(0,)),
+    prim("unrepeat", "(g, x, repeats, axis=None)", HELPER, linear=(0,)),
     prim("unconcatenate", "(g, xs, axis=0)", HELPER, linear=(0,)),
     prim("zeros_like_list", "(xs)", HELPER, nondiff=BOOKKEEPING),
     prim("add_lists", "(a, b)", HELPER),

@@ -1275,7 +1275,7 @@ def repeated_second(x):
 
 
 @pytest.mark.parametrize("framework", on(
-    "all", bug=(
+    bug=(
         "x.repeat(3) of a NumPy array (each element three times) is read as tile: "
         "x.repeat(3)[1] is x[1], not x[0]")))
 def test_numpy_repeat_method(framework: str) -> None:

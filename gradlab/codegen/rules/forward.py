@@ -376,6 +376,11 @@ def tile(y, x, reps):
     y_dot = gl.tile(x_dot, reps)
 
 
+@tangent("repeat")
+def repeat(y, x, repeats, axis=None):
+    y_dot = gl.repeat(x_dot, repeats, axis)
+
+
 @tangent("flip")
 def flip(y, x, axis=None):
     y_dot = gl.flip(x_dot, axis)
@@ -498,6 +503,11 @@ def matmul_grad_y(r, dz, x, y):
 @tangent("untile")
 def untile(y, g, x, reps):
     y_dot = gl.untile(g_dot, x, reps)
+
+
+@tangent("unrepeat")
+def unrepeat(y, g, x, repeats, axis=None):
+    y_dot = gl.unrepeat(g_dot, x, repeats, axis)
 
 
 @tangent("unconcatenate")

@@ -427,6 +427,11 @@ def tile(y, x, reps):
     dx = gl.untile(dy, x, reps)
 
 
+@adjoint("repeat")
+def repeat(y, x, repeats, axis=None):
+    dx = gl.unrepeat(dy, x, repeats, axis)
+
+
 @adjoint("flip")
 def flip(y, x, axis=None):
     dx = gl.flip(dy, axis)

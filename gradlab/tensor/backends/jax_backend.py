@@ -60,6 +60,10 @@ def logsumexp(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
 reshape, transpose, swapaxes, moveaxis = jnp.reshape, jnp.transpose, jnp.swapaxes, jnp.moveaxis
 expand_dims, squeeze, concatenate, stack = jnp.expand_dims, jnp.squeeze, jnp.concatenate, jnp.stack
 split, broadcast_to, tile, flip = jnp.split, jnp.broadcast_to, jnp.tile, jnp.flip
+
+
+def repeat(x: Any, repeats: Any, axis: Any = None) -> Any:
+    return jnp.repeat(x, repeats, axis)
 take, take_along_axis, sort = jnp.take, jnp.take_along_axis, jnp.sort
 
 
