@@ -18,6 +18,8 @@ from typing import Any, Callable
 
 import numpy as _numpy
 
+from ...errors import GradlabError
+
 #: The namespace a template is bound to, and whether NumPy's scalars are constants there (both
 #: set in each bound copy, never here).
 gl: Any
@@ -110,10 +112,11 @@ def untile(g: Any, x: Any, reps: Any) -> Any:
 def unrepeat(g: Any, x: Any, repeats: Any, axis: Any = None) -> Any:
     """The adjoint of NumPy's ``repeat``: each entry's copies, which stand side by side, added
     up (of the flattened ``x`` when ``axis`` is None)."""
-    if not isinstance(repeats, int):
-        raise TypeError("gradlab differentiates repeat with one count for every entry (an int); "
-                        "for a count per entry, index the array instead: x[np.repeat(np.arange("
-                        "len(x)), counts)]")
+    if not isinstance(repeats, (int, _numpy.integer)):
+        raise GradlabError(
+            "gradlab differentiates repeat with one count for every entry (an int); for a "
+            "count per entry, index the array instead: x[np.repeat(np.arange(len(x)), counts)]")
+    repeats = int(repeats)
     xs = tuple(gl.shape(x))
     if axis is None:
         size = 1
