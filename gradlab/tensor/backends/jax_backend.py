@@ -104,7 +104,9 @@ def index_update(x: Any, index: Any, values: Any) -> Any:
 
 
 def index_add(x: Any, index: Any, values: Any) -> Any:
-    return jnp.asarray(x).at[_index(index)].add(values)
+    # JAX reads an index past the end as the last entry (x[5] of 4 entries is x[3]): the
+    # gradient goes back there too, where .add's default would drop it
+    return jnp.asarray(x).at[_index(index)].add(values, mode="clip")
 
 
 def topk(x: Any, k: int, sorted: bool = True) -> tuple[Any, Any]:
