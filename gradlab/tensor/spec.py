@@ -372,6 +372,7 @@ TABLE: list[Primitive] = [
     prim("matmul_grad_y", "(dz, x, y)", HELPER, linear=(0, 1)),
     prim("inverse_axes", "(axes)", HELPER, nondiff=BOOKKEEPING),
     prim("untile", "(g, x, reps)", HELPER, linear=(0,)),
+    prim("unbroadcast_each", "(g, xs)", HELPER, linear=(0,)),
     prim("unrepeat", "(g, x, repeats, axis=None)", HELPER, linear=(0,)),
     prim("unconcatenate", "(g, xs, axis=0)", HELPER, linear=(0,)),
     prim("zeros_like_list", "(xs)", HELPER, nondiff=BOOKKEEPING),

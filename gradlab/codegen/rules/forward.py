@@ -433,6 +433,11 @@ def sum_list(y, xs):
     y_dot = sum(xs_dot)
 
 
+@tangent("unbroadcast_each")
+def unbroadcast_each(y, g, xs):
+    y_dot = gl.unbroadcast_each(g_dot, xs)
+
+
 @tangent("astype")
 def astype(y, x, dtype):
     y_dot = gl.astype(x_dot, dtype)

@@ -483,7 +483,7 @@ def split(ys, x, indices_or_sections, axis=0):
 
 @adjoint("sum_list")
 def sum_list(y, xs):
-    dxs = [dy] * len(xs)
+    dxs = gl.unbroadcast_each(dy, xs)
 
 
 @adjoint("astype")

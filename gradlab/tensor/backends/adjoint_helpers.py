@@ -128,6 +128,13 @@ def unrepeat(g: Any, x: Any, repeats: Any, axis: Any = None) -> Any:
     return gl.sum(gl.reshape(g, split), axis=axis + 1)
 
 
+def unbroadcast_each(g: Any, xs: Any) -> list[Any]:
+    """The adjoint of the builtin ``sum`` of a list: ``g`` summed back to each item's shape
+    (``sum([a, b])`` broadcasts a (1,) item against a (3,) one)."""
+    return [gl.unbroadcast(g, x) if hasattr(x, "shape") or hasattr(g, "shape") else g
+            for x in xs]
+
+
 def unconcatenate(g: Any, xs: Any, axis: int = 0) -> list[Any]:
     """The adjoint of ``concatenate``: ``g`` cut back into pieces shaped like ``xs``."""
     bounds, total = [], 0
@@ -206,6 +213,7 @@ def prod_others_jvp(x: Any, x_dot: Any, axis: Any = None) -> Any:
 HELPERS: dict[str, Callable[..., Any]] = dict(
     broadcast_like=broadcast_like, matmul_grad_x=matmul_grad_x, matmul_grad_y=matmul_grad_y,
     inverse_axes=inverse_axes, untile=untile, unrepeat=unrepeat, unconcatenate=unconcatenate,
+    unbroadcast_each=unbroadcast_each,
     zeros_like_list=zeros_like_list, add_lists=add_lists, prod_others=prod_others,
     prod_others_jvp=prod_others_jvp)
 
@@ -223,6 +231,7 @@ SIGNATURES = {
     "prod_others_jvp": "(x, x_dot, axis=None)",
     "untile": "(g, x, reps)",
     "unrepeat": "(g, x, repeats, axis=None)",
+    "unbroadcast_each": "(g, xs)",
     "unconcatenate": "(g, xs, axis=0)",
     "zeros_like_list": "(xs)",
     "add_lists": "(a, b)",
