@@ -469,13 +469,6 @@ for _x, _reps in ((F(3), 2), (F(2, 3), (2, 1)), (F(2, 3), (2, 1, 1)), (_X234, (1
 for _x, _repeats, _axis in ((F(3), 2, None), (F(2, 3), 3, None), (F(2, 3), 2, 1),
                             (_X234, 2, -1), (F(), 3, None)):
     case("repeat", _x, _repeats, _axis, traced=_axis == 1)
-    case("unrepeat", Lazy(lambda dt, x=_x, r=_repeats, a=_axis: A(np.repeat(np.asarray(
-        x.fn(dt).value), r, a) * 1.5)), _x, _repeats, _axis,
-        ref=lambda g, x, r, a=None: np.add.reduceat(g.reshape(-1), np.arange(0, g.size, r)
-                                                    ).reshape(np.shape(x)) if a is None else
-        np.sum(np.reshape(g, np.shape(x)[:a % np.ndim(x)] + (np.shape(x)[a % np.ndim(x)], r)
-                          + np.shape(x)[a % np.ndim(x) + 1:]), axis=a % np.ndim(x) + 1),
-        id=f"unrepeat {_repeats} {_axis}")
 for _axis in (None, 0, -1, (0, 2)):
     case("flip", _X234, _axis, traced=_axis == (0, 2))
 case("flip", _X234, id="defaults")
