@@ -1173,7 +1173,7 @@ def outer_with_python_float(x, b):
 
 
 @pytest.mark.parametrize("framework", on(
-    "torch", "tensorflow", bug=(
+    bug=(
         "np.outer of a Python float and an array: torch: 'float' object has no attribute 'dim';"
         " TensorFlow: float32 vs float64")))
 def test_outer_of_python_float(framework: str) -> None:
@@ -1371,9 +1371,9 @@ def sum_of_split_pieces(x):
 
 @pytest.mark.parametrize("framework", on(
     bug=(
-        "sum(np.split(x, [1])) adds a (1,) piece to a (2,) one by broadcasting; its adjoint gave "
-        "each piece the whole (2,) gradient: a gradient of shape (4,) for a (3,) input (silently "
-        "wrong)")))
+        "sum(np.split(x, [1])) adds a (1,) piece to a (2,) one by broadcasting; its adjoint "
+        "gave each piece the whole (2,) gradient: a gradient of shape (4,) for a (3,) input "
+        "(silently wrong)")))
 def test_sum_of_pieces_of_different_shapes(framework: str) -> None:
     require(framework)
     g = gradlab.grad(sum_of_split_pieces)(to_framework(V3, framework))
@@ -1392,9 +1392,10 @@ def index_past_the_end(x):
     return np.sum(x[np.array([0, 7])] ** 2)
 
 
-@pytest.mark.parametrize("framework", only("jax", fixed=True, bug=(
-    "x[[0, 7]] of 4 entries on JAX reads x[3] for the 7 (JAX clamps), but the gradient of that "
-    "entry was dropped: a zero where 2 * x[3] belongs (silently wrong)")))
+@pytest.mark.parametrize("framework", only(
+    "jax", fixed=True, bug=(
+        "x[[0, 7]] of 4 entries on JAX reads x[3] for the 7 (JAX clamps), but the gradient of "
+        "that entry was dropped: a zero where 2 * x[3] belongs (silently wrong)")))
 def test_index_past_the_end_on_jax(framework: str) -> None:
     require(framework)
     x = to_framework(X4, framework)

@@ -24,7 +24,11 @@ def native_dtype(dtype: Any) -> Any:
 
 
 def _t(x: Any) -> Any:
-    return x if isinstance(x, (tf.Tensor, tf.Variable)) else tf.convert_to_tensor(x)
+    if isinstance(x, (tf.Tensor, tf.Variable)):
+        return x
+    if type(x) is float:       # NumPy's reading of a Python float: float64 (TF's is float32)
+        return tf.constant(x, tf.float64)
+    return tf.convert_to_tensor(x)
 
 
 def _axis(axis: Any) -> Any:
@@ -94,7 +98,7 @@ def dot(x: Any, y: Any) -> Any:
 
 def outer(x: Any, y: Any) -> Any:
     if isinstance(x, (int, float)):       # a Python number: the other's dtype (not float32)
-        x = tf.constant(x, _t(y).dtype)
+        x = tf.constant(x, tf.float64 if isinstance(y, (int, float)) else _t(y).dtype)
     if isinstance(y, (int, float)):
         y = tf.constant(y, _t(x).dtype)
     return tf.reshape(x, (-1, 1)) * tf.reshape(y, (1, -1))
@@ -166,7 +170,7 @@ def cumsum(x: Any, axis: Any = None) -> Any:
 
 # --- shapes and indexing -------------------------------------------------------------------
 def reshape(x: Any, shape: Any) -> Any:
-    return tf.reshape(x, (shape,) if isinstance(shape, int) else shape)
+    return tf.reshape(_t(x), (shape,) if isinstance(shape, int) else shape)
 
 
 def transpose(x: Any, axes: Any = None) -> Any:

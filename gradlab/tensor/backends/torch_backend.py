@@ -33,6 +33,8 @@ def _as_tensor(v: Any, like: Any) -> Any:
     if isinstance(like, torch.Tensor):
         return torch.as_tensor(v, dtype=like.dtype if isinstance(v, float) and
                                like.is_floating_point() else None, device=like.device)
+    if type(v) is float:       # with nothing to follow, a Python float is NumPy's float64
+        return torch.as_tensor(v, dtype=torch.float64)
     return torch.as_tensor(v)
 
 
@@ -103,6 +105,8 @@ def dot(x: Any, y: Any) -> Any:
 
 
 def outer(x: Any, y: Any) -> Any:
+    if not isinstance(x, torch.Tensor) and not isinstance(y, torch.Tensor):
+        x = torch.as_tensor(x, dtype=torch.float64)    # two numbers: NumPy's float64
     x, y = _as_tensor(x, y), _as_tensor(y, x)      # a Python number: the other's dtype
     if x.dim() == 1 and y.dim() == 1:
         return torch.outer(x, y)
@@ -203,7 +207,7 @@ def cumsum(x: Any, axis: Any = None) -> Any:
 
 # --- shapes and indexing -------------------------------------------------------------------
 def reshape(x: Any, shape: Any) -> Any:
-    return torch.reshape(x, (shape,) if isinstance(shape, int) else shape)
+    return torch.reshape(_as_tensor(x, None), (shape,) if isinstance(shape, int) else shape)
 
 
 def transpose(x: Any, axes: Any = None) -> Any:
