@@ -73,7 +73,7 @@ def test_backend_all(shell):
 def test_text_rendering_for_terminals(shell):
     panel = shell.run_cell_magic("grad", '--run "W, x"', LOSS)
     text = panel.text(color="never")
-    assert text.startswith("def dloss_dW(W, x, *, dloss=1.0):")
+    assert text.startswith("def dloss_dW(W, x, *, seed=1.0):")
     assert "gradient shape (3, 2)" in text and "numpy · cpu" in text
     bundle = panel._repr_mimebundle_()
     assert "text/plain" in bundle

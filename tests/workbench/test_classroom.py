@@ -80,7 +80,7 @@ def test_graph_without_dot_says_how_to_install(monkeypatch):
 def _attempt(ex, dxW_line):
     head, sep, tail = ex.starter.partition("# ── backward ──")
     tail = tail.replace("    # return np.mean(h ** 2)\n",
-                        "    # return np.mean(h ** 2)\n    dh = 2 * h * (dloss / gl.size(h_pow2))\n")
+                        "    # return np.mean(h ** 2)\n    dh = 2 * h * (seed / gl.size(h_pow2))\n")
     tail = tail.replace("    # h = np.tanh(x @ W)\n",
                         f"    # h = np.tanh(x @ W)\n    {dxW_line}\n"
                         f"    dW = gl.matmul_grad_y(dxW, x, W)\n")
