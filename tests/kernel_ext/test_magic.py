@@ -73,7 +73,9 @@ def test_backend_all(shell):
 def test_text_rendering_for_terminals(shell):
     panel = shell.run_cell_magic("grad", '--run "W, x"', LOSS)
     text = panel.text(color="never")
-    assert text.startswith("def dloss_dW(W, x, *, seed=1.0):")
+    header, _, rest = text.partition("\n\n")
+    assert header == "dloss(W, x) → ∂loss/∂W · generated"
+    assert rest.startswith("def dloss_dW(W, x, *, seed=1.0):")
     assert "gradient shape (3, 2)" in text and "numpy · cpu" in text
     bundle = panel._repr_mimebundle_()
     assert "text/plain" in bundle
@@ -81,7 +83,7 @@ def test_text_rendering_for_terminals(shell):
 
 BAD_CELLS = [
     ("", "x = 1\n", "defines no function"),
-    ("", "def f(x):\n    return x +\n", "syntax error on line 2"),
+    ("", "def f(x):\n    return x +\n", "syntax error on line 3"),
     ("", "def f(x):\n    try:\n        return x\n    except Exception:\n        return x\n",
      "try/except"),
     ("", "f = lambda x: x\n", "defines no function"),
