@@ -25,7 +25,7 @@ class EditPage:
             "Recompile": panel._button(panel.recompile, description="Recompile",
                                        icon="refresh", tooltip="build the edited code"),
             "Recompile & Run": panel._button(
-                lambda: panel.recompile_and_run(), description="Recompile & Run", icon="play",
+                panel._on_recompile_run_click, description="Recompile & Run", icon="play",
                 tooltip="build the edited code, then run it",
                 layout=w.Layout(width="auto")),
             "Reset": panel._button(panel.reset, description="Reset", icon="undo",
@@ -55,7 +55,8 @@ class ExercisePage:
         self.panel = panel
         self.editor = Editor(panel.editor_text, panel._on_edit,
                              layout=w.Layout(width="100%", flex="1 1 0", min_width="0"))
-        self.solution = panel._html(layout=w.Layout(flex="1 1 0", min_width="0"))
+        self.solution = panel._html(layout=w.Layout(flex="1 1 0", min_width="0",
+                                                    margin="0 0 0 12px"))
         self.solution.add_class("gradlab-solution")
         self.buttons = {
             "Check": panel._button(panel.check_exercise, description="Check", icon="check",
@@ -67,7 +68,7 @@ class ExercisePage:
         self.status = panel._html()
         self.status.add_class("gradlab-status")
         self.diff = self.status          # (an exercise shows no diff: it would be the answer)
-        self.columns = w.HBox([self.editor.widget], layout=w.Layout(width="100%", gap="12px"))
+        self.columns = w.HBox([self.editor.widget], layout=w.Layout(width="100%"))
         self.box = w.VBox([self.columns,
                            w.HBox(list(self.buttons.values()), layout=panel._plain),
                            self.status], layout=panel._plain)
@@ -79,7 +80,7 @@ class ExercisePage:
         if verdict is not None:
             color = views.GREEN if verdict.ok else views.RED
             self.status.value = views.pre(verdict.message, color, "gradlab-verdict",
-                                          ";white-space:pre-wrap")
+                                          views.WRAP)
             self.editor.mark_error(None if verdict.ok else verdict.line,
                                    "" if verdict.ok else verdict.message)
         else:

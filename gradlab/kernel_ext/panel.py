@@ -65,11 +65,16 @@ class GradPanel:
     @property
     def header(self) -> str:
         """``dloss(W, x) → ∂loss/∂W · edited: 1 line changed``"""
+        fn = getattr(self.session.df.fn, "__name__", "f")
         if self.hidden:
-            fn = getattr(self.session.df.fn, "__name__", "f")
             return (f"exercise: write the backward pass of {fn} "
                     f"({', '.join(f'∂{fn}/∂{w}' for w in self.session.df.wrt)})")
-        return self.session.header(self.name)
+        header = self.session.header(self.name)
+        if self.exercise is not None:   # solved (the student's version runs) or revealed
+            head = header.rsplit(" · ", 1)[0]
+            return f"{head} · " + ("your backward pass (solved)" if self.session.edited
+                                   else "the solution (shown)")
+        return header
 
     def recompile(self, text: str | None = None) -> bool:
         """Build the edited code; on failure the previous version stays and ``error`` says why.
@@ -78,11 +83,12 @@ class GradPanel:
             self._set_editor(text)
         return self.session.recompile(self.editor_text)
 
-    def recompile_and_run(self, text: str | None = None) -> list[RunResult]:
+    def recompile_and_run(self, text: str | None = None, backend: str | None = None,
+                          device: str | None = None) -> list[RunResult]:
         """Recompile, then run the new version (nothing runs when the edit fails)."""
         if not self.recompile(text) or self.session.args is None:
             return []
-        return self.run()
+        return self.run(backend, device)
 
     def run(self, backend: str | None = None, device: str | None = None) -> list[RunResult]:
         if self.hidden:
@@ -94,10 +100,7 @@ class GradPanel:
             self.backend = backend
         if device is not None:
             self.device = device
-        try:
-            return self.session.run(self.backend, self.device, check=self.check)
-        finally:
-            self._last_run_end = time.monotonic()
+        return self.session.run(self.backend, self.device, check=self.check)
 
     def reset(self) -> None:
         """Back to the generated code: editor, active version (and the notebook's name), its
@@ -227,9 +230,9 @@ class GradPanel:
                  highlight_html(self.editor_text if self.hidden else self.session.source)]
         if self.verdict is not None:
             parts.append(views.pre(self.verdict.message, views.GREEN if self.verdict.ok
-                                   else views.RED, extra=";white-space:pre-wrap"))
+                                   else views.RED, extra=views.WRAP))
         if self.session.error and not self.session.results:
-            parts.append(views.pre(self.session.error, views.RED, extra=";white-space:pre-wrap"))
+            parts.append(views.pre(self.session.error, views.RED, extra=views.WRAP))
         if not self.hidden:
             parts.append(views.diff_html(self.session))
             parts.append(views.results_html(self.session))
@@ -328,9 +331,21 @@ class GradPanel:
         self.device_select.value = _pick(self.device_select.value, devices)
 
     def _on_run_click(self) -> None:
+        self._clicked(lambda: self.run(self.backend_select.value, self.device_select.value))
+
+    def _on_recompile_run_click(self) -> None:
+        self._clicked(lambda: self.recompile_and_run(None, self.backend_select.value,
+                                                     self.device_select.value))
+
+    def _clicked(self, action: Callable[[], Any]) -> None:
+        """Run a button's action, unless the click waited in the queue while the previous
+        clicked run ran (the second click of a double click): the button was disabled then."""
         if time.monotonic() - self._last_run_end < QUEUED_CLICK_S:
-            return      # clicked again while it ran: the click waited in the queue
-        self.run(self.backend_select.value, self.device_select.value)
+            return
+        try:
+            action()
+        finally:
+            self._last_run_end = time.monotonic()
 
     def _html(self, value: str = "", layout: Any = None) -> Any:
         import ipywidgets as w
@@ -486,7 +501,7 @@ class GradPanel:
         self.backend_select.disabled = self.device_select.disabled = busy or hidden
         self.result.value = views.results_html(s, hidden)
         if s.error and not s.results and not s.error_message and not busy:
-            self.result.value += views.pre(s.error, views.RED, extra=";white-space:pre-wrap")
+            self.result.value += views.pre(s.error, views.RED, extra=views.WRAP)
         if self._twin is not None:
             self._twin.update()
 

@@ -23,6 +23,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 STATIC = Path(__file__).parent / "static"
+#: What a saved panel's widget output shows once the kernel is gone: nothing (its static twin
+#: shows the panel), not even the "disconnected" mark ipywidgets puts on widgets without one.
+PLACEHOLDER = ("<style>.jupyter-widgets-disconnected:has(> .gradlab-saved-panel)::before, "
+               ".gradlab-saved-panel.jupyter-widgets-disconnected::before "
+               "{display: none;}</style>")
 #: CSS selectors of an output's box in JupyterLab / Notebook 7 and in the classic notebook
 _OUTPUT_BOXES = (".jp-OutputArea-child", ".output_area")
 
@@ -50,7 +55,7 @@ def keeper_class() -> Any:
 
             _esm = STATIC / "keeper.js"
             root = traitlets.Unicode("").tag(sync=True)
-            placeholder = traitlets.Unicode("").tag(sync=True)
+            placeholder = traitlets.Unicode(PLACEHOLDER).tag(sync=True)
 
         _keeper_class = Keeper
     return _keeper_class
@@ -60,11 +65,14 @@ class StaticTwin:
     """A widget's static view as an output of its own, kept current with a display id.
 
     ``render()`` returns the static bundle (``text/html`` and ``text/plain``). The twin is shown
-    once per display of the widget, after the running cell's other outputs."""
+    once per display of the widget, after the running cell's other outputs. With
+    ``snapshots=True`` each display keeps the view of its moment (a stepper shown at step 1,
+    then at step 3) and is never updated."""
 
-    def __init__(self, render: Callable[[], dict[str, Any]]) -> None:
+    def __init__(self, render: Callable[[], dict[str, Any]], snapshots: bool = False) -> None:
         self.render = render
         self.id = f"gradlab-{uuid.uuid4().hex[:12]}"
+        self.snapshots = snapshots
         self.shown = False
         self._pending = False
 
@@ -107,12 +115,15 @@ class StaticTwin:
 
     def _display(self) -> None:
         from IPython.display import display
-        display(self.bundle(), raw=True, display_id=self.id)
+        if self.snapshots:
+            display(self.bundle(), raw=True)
+        else:
+            display(self.bundle(), raw=True, display_id=self.id)
         self.shown = True
 
     def update(self) -> None:
         """Bring every shown copy of the twin up to date (nothing before it is shown)."""
-        if not self.shown:
+        if not self.shown or self.snapshots:
             return
         from IPython.display import update_display
         try:
@@ -145,13 +156,13 @@ def keeper_for(root: Any) -> Any:
 
 
 def live_bundle(widget: Any, render: Callable[[], dict[str, Any]], owner: Any) -> dict[str, Any]:
-    """The bundle that shows ``widget`` live, with its static twin (``render()``) scheduled
-    beside it and kept by ``owner`` (as ``owner._twin``) for updates. For a widget that is not
-    a gradlab panel (the stepper shown alone): the twin's style and keeper are added to a box
-    around it once."""
+    """The bundle that shows ``widget`` live, with a static twin (``render()``, a snapshot of
+    this moment) scheduled beside it. For a widget that is not a gradlab panel (the stepper
+    shown alone): the twin's style and a keeper are added to a box around it, made once and
+    kept by ``owner``."""
     twin = getattr(owner, "_twin", None)
     if twin is None:
-        twin = owner._twin = StaticTwin(render)
+        twin = owner._twin = StaticTwin(render, snapshots=True)
         owner._live_box = wrap(widget, twin)
     twin.schedule()
     bundle = owner._live_box._repr_mimebundle_() or {}

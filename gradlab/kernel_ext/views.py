@@ -10,6 +10,8 @@ from ..workbench.session import GradSession, RunResult
 
 #: Inline style for text blocks: JupyterLab's own CSS would otherwise set a proportional font.
 MONO = "margin:2px 0;font-family:monospace;font-size:12px;white-space:pre"
+#: For messages: wrapped at spaces, never inside a word
+WRAP = ";white-space:pre-wrap;word-break:normal;overflow-wrap:break-word"
 RED, GREEN, AMBER, GREY = "#b00020", "#1b5e20", "#8a6d3b", "#757575"
 
 
@@ -128,12 +130,12 @@ def status_html(session: GradSession, bound_name: str | None) -> str:
         running = ("your previous edit (" + session.version() + ")" if session.edited
                    else "the generated code")
         return pre(f"✗ {where}{session.error_message or session.error} · still running: "
-                   f"{running}", RED, "gradlab-status-line", ";white-space:pre-wrap")
+                   f"{running}", RED, "gradlab-status-line", WRAP)
     if session.edited:
         where = f" · {bound_name} in your notebook is this version" if bound_name else (
             " · panel.session.active is this version")
         return pre(f"✓ compiled ({session.version()}){where}", GREEN, "gradlab-status-line",
-                   ";white-space:pre-wrap")
+                   WRAP)
     return ""
 
 

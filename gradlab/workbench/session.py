@@ -139,8 +139,10 @@ class GradSession:
 
     @property
     def stale(self) -> bool:
-        """Whether the results shown come from another version than the active one."""
-        return bool(self.results) and self.results_of is not self.active
+        """Whether the results shown come from another version than the active one (another
+        code: compiling the same text again makes no difference)."""
+        return bool(self.results) and self.results_of is not self.active and (
+            getattr(self.results_of, "source", None) != self.source)
 
     def changed_lines(self) -> int:
         """How many lines of the generated code the active version changes (added, removed
