@@ -274,9 +274,11 @@ class GradPanel:
         self._twin = StaticTwin(self._static_bundle)
         style = self._html(f"<style>{CSS} {self._twin.css()} .{klass} .widget-html pre "
                            f"{{white-space: pre;}}</style>")
-        self.header_view = self._html()
+        # each view made with what it shows: no update message follows its creation
+        self.header_view = self._html(views.header_html(self.header))
         self.header_view.add_class("gradlab-header-view")
-        self.code = self._html(layout=w.Layout(width="100%"))
+        self.code = self._html(HIDDEN if self.hidden else highlight_html(self.session.source),
+                               layout=w.Layout(width="100%"))
         options = self.backend_options()
         self.backend_select = w.Dropdown(options=options, value=self.backend
                                          if self.backend in options else options[0],
@@ -288,9 +290,10 @@ class GradPanel:
                                         style=label_style)
         self.backend_select.observe(self._on_backend, names="value")
         self.run_button = self._button(self._on_run_click, description="Run", icon="play",
-                                       button_style="primary")
+                                       button_style="primary", disabled=self.hidden,
+                                       tooltip=self._run_tooltip())
         self.run_button.add_class("gradlab-run-button")
-        self.result = self._html()
+        self.result = self._html(self._result_html())
         self.result.add_class("gradlab-result")
         not_yet = self._html()      # each tab but the code's, until it is first opened
         titles = ["code", "exercise" if self.exercise else "edit", "step through", "graph"]
@@ -301,9 +304,8 @@ class GradPanel:
                           layout=self._plain)
         parts = [style, self.header_view, self.tabs, controls, self.result]
         self._widget = w.VBox(parts, layout=self._plain)
-        keeper = keeper_for(self._widget)
+        keeper = keeper_for(self._widget, self._plain)
         if keeper is not None:
-            keeper.layout = self._plain
             self._widget.children = parts + [keeper]
         self._widget.add_class(klass)
         self._widget.add_class("gradlab-panel")
@@ -496,14 +498,24 @@ class GradPanel:
         busy = bool(s.running)
         self.run_button.disabled = busy or hidden
         self.run_button.description = "Running…" if busy else "Run"
-        self.run_button.tooltip = ("off in an exercise until it is solved" if hidden else
-                                   f"running {s.running}" if busy else "run the active version")
+        self.run_button.tooltip = self._run_tooltip()
         self.backend_select.disabled = self.device_select.disabled = busy or hidden
-        self.result.value = views.results_html(s, hidden)
-        if s.error and not s.results and not s.error_message and not busy:
-            self.result.value += views.pre(s.error, views.RED, extra=views.WRAP)
+        self.result.value = self._result_html()
         if self._twin is not None:
             self._twin.update()
+
+    def _run_tooltip(self) -> str:
+        if self.hidden:
+            return "off in an exercise until it is solved"
+        return f"running {self.session.running}" if self.session.running else (
+            "run the active version")
+
+    def _result_html(self) -> str:
+        s = self.session
+        markup = views.results_html(s, self.hidden)
+        if s.error and not s.results and not s.error_message and not s.running:
+            markup += views.pre(s.error, views.RED, extra=views.WRAP)
+        return markup
 
 
 def _present_devices(framework: str) -> list[str]:

@@ -148,11 +148,12 @@ def _in_cell(shell: Any) -> bool:
     return kind in (None, "execute_request")
 
 
-def keeper_for(root: Any) -> Any:
+def keeper_for(root: Any, layout: Any = None) -> Any:
     """A :class:`Keeper` for the widget ``root`` (None without anywidget)."""
     if not anywidget_available():
         return None
-    return keeper_class()(root=root.model_id)
+    options = {"layout": layout} if layout is not None else {}
+    return keeper_class()(root=root.model_id, **options)
 
 
 def live_bundle(widget: Any, render: Callable[[], dict[str, Any]], owner: Any) -> dict[str, Any]:

@@ -271,10 +271,11 @@ def _html(v: Value | None, before: Value | None = None, current: bool = False) -
         text = html.escape(_text(v))
         return f"<span style='{_CHANGED}'>{text}</span>" if current else text
     old = _entries(before) if before is not None else None
-    same_shape = old is not None and old.shape == entries.shape
+    if old is not None and old.shape != entries.shape:
+        old = None
     parts = []
     for i, x in enumerate(entries):
-        changed = current and (not same_shape or not np.isclose(old[i], x, rtol=0, atol=0))
+        changed = current and (old is None or bool(old[i] != x))
         text = html.escape(_number(x))
         parts.append(f"<span style='{_CHANGED}'>{text}</span>" if changed else text)
     return f"{html.escape(str(v.shape))} [{', '.join(parts)}]"
