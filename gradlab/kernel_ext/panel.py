@@ -44,6 +44,7 @@ class GradPanel:
         #: the notebook's name for the gradient function (it follows the active version)
         self.name = name
         self.verdict: Any = None
+        self.solved = False                 # once right, the exercise stays open
         self.stepper: Any = None
         self.editor_text = exercise.starter if exercise is not None else session.source
         self._widget: Any = None
@@ -59,8 +60,7 @@ class GradPanel:
     @property
     def hidden(self) -> bool:
         """In an exercise not yet solved nor revealed: the answer is not shown anywhere."""
-        return self.exercise is not None and not self.exercise.revealed and not (
-            self.verdict is not None and self.verdict.ok)
+        return self.exercise is not None and not self.exercise.revealed and not self.solved
 
     @property
     def header(self) -> str:
@@ -118,6 +118,7 @@ class GradPanel:
             self._set_editor(text)
         self.verdict = self.exercise.check(self.editor_text)
         if self.verdict.ok:
+            self.solved = True
             self.session.recompile(self.editor_text)   # solved: the student's version runs
         else:
             self._refresh()
@@ -128,7 +129,7 @@ class GradPanel:
         if self.exercise is None:
             return self.session.generated_source  # type: ignore[no-any-return]
         solution = self.exercise.solution()
-        if not (self.verdict is not None and self.verdict.ok):
+        if not self.solved:
             self.session.reset()          # the generated version runs (and is bound)
         else:
             self._refresh()

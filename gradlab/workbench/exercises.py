@@ -43,7 +43,7 @@ class Exercise:
         self.seed = seed
         self.backend = backend
         self.revealed = False
-        self.starter = starter_code(df.source, df.name)
+        self.starter = starter_code(df.source, df.name, getattr(df, "seed_name", None))
 
     def solution(self) -> str:
         self.revealed = True
@@ -105,7 +105,7 @@ class Exercise:
                              f"with a seed of 1 and with random seeds")
 
 
-def starter_code(source: str, name: str) -> str:
+def starter_code(source: str, name: str, seed: str | None = None) -> str:
     """The generated function with its backward code removed, the comments kept as an outline."""
     head, sep, tail = source.partition(BACKWARD)
     if not sep:
@@ -121,6 +121,8 @@ def starter_code(source: str, name: str) -> str:
             returned = line
     body = "\n".join(outline)
     hint = "    # your code: one block per comment, each gradient named d<variable>"
+    if seed:
+        hint += f"\n    # (start from {seed}, the gradient flowing into the output)"
     text = f"{head}{BACKWARD}\n{hint}\n{body}\n{returned}\n"
     if helpers:
         text += "\n\ndef " + helpers

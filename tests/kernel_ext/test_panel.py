@@ -282,6 +282,8 @@ def test_an_exercise_shows_its_answer_nowhere_until_solved():
     assert panel.session.edited and panel.run()[0].error == ""
     panel.tabs.selected_index = 2
     assert panel.stepper is not None
+    assert not panel.check_exercise(answer(panel.exercise.starter, dxW="dh")).ok
+    assert not panel.hidden                      # once solved, it stays open
 
 
 def test_show_solution_puts_it_beside_the_students_code():

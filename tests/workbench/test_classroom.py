@@ -91,6 +91,7 @@ def test_exercise_starter_hides_the_answer():
     ex = gradlab.exercise(loss, W, X)
     assert "dxW" not in ex.starter and "# h = np.tanh(x @ W)" in ex.starter
     assert ex.starter.rstrip().endswith("return dW")
+    assert "# (start from seed, the gradient flowing into the output)" in ex.starter
     assert not ex.revealed
     assert "dxW = (1.0 - h * h) * dh" in ex.solution() and ex.revealed
 
