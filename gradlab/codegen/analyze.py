@@ -25,6 +25,10 @@ from .rules import ADJOINTS, NONDIFFERENTIABLE, TANGENTS
 INSPECTION = names_with(kinds.INSPECTION)
 #: Primitives that create arrays of the backend from nothing.
 CREATION = names_with(kinds.CREATION)
+#: Results that are arrays of the backend whatever their inputs: creations, and casts
+#: (``np.asarray(n, np.float64)`` of a Python number is a 0-d array, which must be the
+#: backend's own to meet its other arrays).
+ARRAY_RESULTS = CREATION | {"astype"}
 #: Calls kept as written that give no gradient (an int, a bool, a string), by the name the user
 #: called them with (``len``, ``math.floor``...).
 _NONDIFF_STATIC = {path.rpartition(".")[2] for path in STATIC_CALLS}
@@ -64,6 +68,10 @@ def differentiable_inputs(s: ir.Stmt) -> set[str]:
             return names - s.frozen.keys()
         if op.kind in ("copy", "tuple", "list", "user", "pop"):
             return {a for a in op.args if isinstance(a, str)}
+        if op.kind == "static" and not _gives_no_gradient(op):
+            # kept as written (a call without a rule, a dict, ``a & b``): whatever its inputs
+            # carry is assumed to flow on, so that check() refuses it where it matters
+            return value_reads(op.node) - s.frozen.keys()
         return set()
     if isinstance(s, ir.Effect) and s.kind in ("append", "list_set") and isinstance(
             s.value, str):
@@ -145,7 +153,7 @@ def _makes_array(op: Op, arrays: set[str], user_result: UserResult | None = None
     if op.kind == "user" and user_result is not None:
         return user_result(op.callee, array_arguments(op, arrays))
     if op.kind == "prim":
-        if op.prim in CREATION:
+        if op.prim in ARRAY_RESULTS:
             return True
         if op.prim in INSPECTION:
             return False

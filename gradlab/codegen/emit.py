@@ -18,7 +18,7 @@ from typing import Any, Callable
 import gast
 
 from . import ir, trees
-from .analyze import CREATION, Activity, array_arguments
+from .analyze import ARRAY_RESULTS, CREATION, Activity, array_arguments
 from .ir import Assign, Const, Op
 from .resolve import Resolver, bindings, signature
 
@@ -95,6 +95,23 @@ def index_value(index: gast.expr) -> gast.expr:
 
 
 
+def not_plain_index(index: Any) -> bool:
+    """An index some framework's ``[]`` does not take as NumPy does: a list of indices
+    (``x[[0, 2]]``) or a slice whose step is not a positive literal (``x[::-1]``)."""
+    if not isinstance(index, gast.AST):
+        return False
+    for n in trees.walk(index):
+        if isinstance(n, gast.List):
+            return True
+        step = n.step if isinstance(n, gast.Slice) else (
+            n.args[2] if isinstance(n, gast.Call) and isinstance(n.func, gast.Name)
+            and n.func.id == "slice" and len(n.args) == 3 else None)   # slice(a, b, step)
+        if step is not None and not (isinstance(step, gast.Constant) and (
+                step.value is None or isinstance(step.value, int) and step.value > 0)):
+            return True
+    return False
+
+
 _OPERATORS = {"add": gast.Add, "subtract": gast.Sub, "multiply": gast.Mult, "divide": gast.Div,
               "power": gast.Pow, "floor_divide": gast.FloorDiv, "mod": gast.Mod}
 
@@ -144,8 +161,10 @@ class Emitter:
             return gast.UnaryOp(op=gast.USub(), operand=self.atom(op.args[0]))
         if prim in ("getitem", "list_getitem"):
             index = op.args[1]
-            if prim == "getitem" and ir.atom_names(index) & self.activity.arrays:
-                # an array of indices: TensorFlow's [] takes only ints and slices
+            if prim == "getitem" and (ir.atom_names(index) & self.activity.arrays or
+                                      not_plain_index(index)):
+                # an array of indices (TensorFlow's [] takes only ints and slices), a list of
+                # them, or a negative step (torch's [] refuses one): the layer's getitem
                 return self.gl_call("getitem", op.args, {})
             return gast.Subscript(value=self.atom(op.args[0]), slice=self.atom(index),
                                   ctx=gast.Load())
@@ -166,7 +185,7 @@ class Emitter:
     def _as_written(self, op: Op) -> gast.expr | None:
         """A NumPy or ``math`` call on plain numbers keeps its own spelling (``np.sin(c)``):
         a framework's function would refuse a bare Python number."""
-        if op.prim in CREATION or self.uses_arrays(op) or not op.source:
+        if op.prim in ARRAY_RESULTS or self.uses_arrays(op) or not op.source:
             return None
         parts = str(op.source).split(".")
         found, module = self.resolver.scope.lookup(parts[0])

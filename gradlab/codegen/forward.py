@@ -206,9 +206,11 @@ class Forward:
             index = value.args[1]
             names = {n.id for n in trees.walk(index) if isinstance(n, gast.Name)}
             if not names & self.act.arrays:
+                from .emit import not_plain_index
                 from .reverse import _subscript_index
-                return gast.Subscript(value=value.args[0], slice=_subscript_index(index),
-                                      ctx=gast.Load())
+                written = _subscript_index(index)
+                if not not_plain_index(written):
+                    return gast.Subscript(value=value.args[0], slice=written, ctx=gast.Load())
         return value
 
     def _may_broadcast(self, op: ir.Op, s: Assign) -> bool:
