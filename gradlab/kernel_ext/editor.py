@@ -7,6 +7,11 @@ it is but the front end cannot load the module (a kernel whose environment has a
 served by a JupyterLab without its extension), it stays visible under the error ipywidgets
 shows. Once CodeMirror is on screen it marks itself ``gradlab-cm-ready`` and :data:`CSS` hides
 the Textarea. Both hold the same text.
+
+The page's buttons (Recompile, Check...) are the editor's actions: where CodeMirror is on
+screen it sends their clicks itself, each with the code it acts on, because a click and a
+separate value update may reach the kernel in either order (JupyterLab 4 can give each
+widget's messages their own kernel subshell, that is, thread).
 """
 from __future__ import annotations
 
@@ -63,6 +68,30 @@ class Editor:
             self.code.observe(self._changed, names="value")
             parts = [self.code, self.fallback]
         self.widget = w.VBox(parts, layout=layout or w.Layout(width="100%"))
+        #: the page's buttons by action name; see :meth:`action_button`
+        self.actions: dict[str, Any] = {}
+        if self.code is not None:
+            self.code.on_msg(self._message)
+
+    def action_button(self, name: str, button: Any, action: Any) -> Any:
+        """Make ``button`` an action of this editor: where CodeMirror is on screen, its click is
+        sent by the editor with the code it acts on (one message, so the action cannot run on
+        the code from before the last keystrokes, as it could if the text and the click came
+        separately: JupyterLab may hand each widget's messages to its own kernel thread); in
+        the fallback the button's own click runs ``action``."""
+        button.add_class("gradlab-action")
+        button.add_class(f"gradlab-action-{name}")
+        self.actions[name] = action
+        return button
+
+    def _message(self, _widget: Any, content: Any, _buffers: Any = None) -> None:
+        if not isinstance(content, dict) or content.get("action") not in self.actions:
+            return
+        text = content.get("text")
+        if isinstance(text, str):
+            self.value = text
+            self._on_change(text)
+        self.actions[content["action"]]()
 
     @property
     def value(self) -> str:

@@ -30,6 +30,9 @@ class EditPage:
                 layout=w.Layout(width="auto")),
             "Reset": panel._button(panel.reset, description="Reset", icon="undo",
                                    tooltip="back to the generated code and its results")}
+        _actions(self.editor, self.buttons, {"Recompile": panel.recompile,
+                                             "Recompile & Run": panel._on_recompile_run_click,
+                                             "Reset": panel.reset})
         self.status = panel._html()
         self.status.add_class("gradlab-status")
         self.diff = panel._html()
@@ -65,6 +68,8 @@ class ExercisePage:
             "Show solution": panel._button(panel.show_solution, description="Show solution",
                                            icon="eye", tooltip="show gradlab's backward pass "
                                                                "beside yours")}
+        _actions(self.editor, self.buttons, {"Check": panel.check_exercise,
+                                             "Show solution": panel.show_solution})
         self.status = panel._html()
         self.status.add_class("gradlab-status")
         self.diff = self.status          # (an exercise shows no diff: it would be the answer)
@@ -91,3 +96,11 @@ class ExercisePage:
                                    "solution</b> (gradlab's backward pass)</div>"
                                    + highlight_html(panel.session.generated_source))
             self.columns.children = (self.editor.widget, self.solution)
+
+
+def _actions(editor: Editor, buttons: dict[str, Any], actions: dict[str, Any]) -> None:
+    """The page's buttons as the editor's actions (named after their labels: "Recompile & Run"
+    is ``recompile-run``), so that each click carries the code it acts on."""
+    for label, action in actions.items():
+        name = "-".join(part.lower() for part in label.replace("&", " ").split())
+        editor.action_button(name, buttons[label], action)

@@ -107,6 +107,34 @@ def test_the_fallback_textarea_and_codemirror_hold_the_same_text(panel):
         assert editor.code._esm.strip().startswith("// gradlab's %%grad code editor")
 
 
+@pytest.mark.skipif(not anywidget_available(), reason="anywidget is not installed")
+def test_a_click_sent_by_codemirror_acts_on_the_code_it_carries(panel):
+    """CodeMirror sends a button's click with the text (one message): the action runs on that
+    text even though the editor's value still holds the older code."""
+    panel.widget
+    editor = panel._edit_page().editor
+    classes = panel.recompile_run_button._dom_classes
+    assert "gradlab-action" in classes and "gradlab-action-recompile-run" in classes
+    assert sorted(editor.actions) == ["recompile", "recompile-run", "reset"]
+    before = panel.results[0].gradients
+    assert editor.code.value == panel.session.source          # the kernel's copy is older
+    editor.code._handle_custom_msg({"action": "recompile-run", "text": halved(panel)}, [])
+    assert panel.session.edited and panel.editor_text == halved(panel)
+    assert editor.code.value == editor.fallback.value == halved(panel)
+    np.testing.assert_allclose(panel.results[0].gradients, 0.5 * before)
+    editor.code._handle_custom_msg({"action": "reset", "text": halved(panel)}, [])
+    assert not panel.session.edited and panel.editor_text == panel.session.source
+    editor.code._handle_custom_msg({"action": "unknown", "text": "x"}, [])   # ignored
+    assert panel.editor_text == panel.session.source
+
+    exercise = gradlab.show(gradlab.grad(loss), W, X, exercise=True)
+    exercise.widget
+    code = exercise._edit_page().editor.code
+    assert "gradlab-action-check" in exercise.check_button._dom_classes
+    code._handle_custom_msg({"action": "check", "text": answer(exercise.exercise.starter)}, [])
+    assert exercise.verdict.ok and not exercise.hidden
+
+
 def test_the_step_through_and_graph_follow_the_active_version(panel):
     panel.widget
     panel.tabs.selected_index = 2

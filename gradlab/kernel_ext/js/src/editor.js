@@ -168,6 +168,26 @@ function render({ model, el }) {
     effects: readOnly.reconfigure(EditorState.readOnly.of(!!model.get("read_only"))),
   });
 
+  // A click on one of the panel's action buttons (Recompile, Check...) is sent from here, on
+  // this widget's own channel, with the text it acts on. Sent as the button's own click and a
+  // separate value update, the two could reach the kernel in either order: JupyterLab may give
+  // each widget's messages their own kernel subshell (thread), so Check could read the code
+  // from before the last edit. Only where this editor is on screen: the fallback Textarea's
+  // panel keeps the buttons' own clicks.
+  const onAction = (event) => {
+    const button = event.target instanceof Element && event.target.closest("button.gradlab-action");
+    const panel = el.closest(".gradlab-panel");
+    if (!button || button.disabled || !panel || !panel.contains(button)) return;
+    const action = [...button.classList].find((c) => c.startsWith("gradlab-action-"));
+    if (!action) return;
+    event.stopImmediatePropagation();
+    event.preventDefault();
+    if (pending !== null) { clearTimeout(pending); pending = null; }
+    model.send({ action: action.slice("gradlab-action-".length),
+                 text: view.state.doc.toString() });
+  };
+  document.addEventListener("click", onAction, true);
+
   model.on("change:value", onValue);
   model.on("change:error_line", showError);
   model.on("change:error_message", showError);
@@ -176,6 +196,7 @@ function render({ model, el }) {
   el.classList.add("gradlab-cm-ready");
 
   return () => {
+    document.removeEventListener("click", onAction, true);
     flush();
     model.off("change:value", onValue);
     model.off("change:error_line", showError);
