@@ -27,6 +27,15 @@ NUMPY_SCALARS_ARE_CONSTANTS: bool
 def broadcast_like(g: Any, x: Any) -> Any:
     if type(x) is float or type(x) is int or isinstance(x, _numpy.generic):
         return g   # the value is a number (NumPy kept as written on constants): so is g
+    if isinstance(x, (list, tuple)):
+        # the gradient of a container holds one entry per item, each spread to its item
+        if isinstance(g, (list, tuple)):
+            items = list(g)
+        elif not isinstance(g, (int, float)) and gl.ndim(g) > 0 and gl.shape(g)[0] == len(x):
+            items = [g[i] for i in range(len(x))]      # the items stacked into one array
+        else:
+            items = [g] * len(x)
+        return [broadcast_like(gi, xi) for gi, xi in zip(items, x)]
     if isinstance(g, (int, float)):
         return gl.full_like(x, g)
     if gl.dtype(g) != gl.dtype(x):
@@ -140,6 +149,8 @@ def prod_others(x: Any, axis: Any = None) -> Any:
     """For each entry, the product of the other entries along ``axis`` (all of them for None),
     shaped like ``x``: ``prod(x) / x`` without dividing by a zero entry. The one zero of a
     slice gets the product of the rest; with two zeros, every entry gets 0."""
+    if isinstance(x, (int, float)):
+        return 1.0        # a number is its own product: no other entry
     zero = gl.equal(x, 0)
     nonzero = gl.where(zero, gl.ones_like(x), x)
     rest = gl.prod(nonzero, axis=axis, keepdims=True)
@@ -152,6 +163,8 @@ def prod_others(x: Any, axis: Any = None) -> Any:
 def prod_others_jvp(x: Any, x_dot: Any, axis: Any = None) -> Any:
     """The directional derivative of :func:`prod_others` (forward mode over the gradient of
     ``prod``), exact at zero entries: each case of how many zeros a slice holds."""
+    if isinstance(x, (int, float)):
+        return 0.0        # the constant 1 of a number
     zero = gl.equal(x, 0)
     nonzero = gl.where(zero, gl.ones_like(x), x)
     rest = gl.prod(nonzero, axis=axis, keepdims=True)
