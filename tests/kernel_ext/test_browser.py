@@ -564,6 +564,7 @@ def _first_panel(page: Any, panel: Any) -> list[float]:
     code_text = code.inner_text()
     assert "def dloss_dW(W, x, *, seed=1.0)" in code_text, code_text
     assert code.locator("span[style]").count() > 0, code.inner_html()
+    expect(code.locator("pre")).to_have_css("white-space", "pre")   # long lines scroll
     static = cell.locator(".gradlab-static")
     expect(static).to_have_count(1)
     expect(static).to_be_hidden()      # the twin is for a saved notebook, not the live one

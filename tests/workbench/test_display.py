@@ -31,3 +31,12 @@ def test_comments_are_readable_on_light_and_dark_backgrounds():
     assert "\x1b[37m" not in light
     from gradlab.workbench import display
     assert display.terminal_palette("never") is None
+
+
+def test_long_lines_scroll_instead_of_wrapping_inside_names():
+    from gradlab.workbench.display import highlight_html
+    long_line = "    d_a_rather_long_name = gl.matmul_grad_y(d_another_long_name, x, W) * 0.5\n"
+    markup = highlight_html("def f(x):\n" + long_line * 3)
+    assert 'class="gradlab-code" style="overflow:auto' in markup
+    pre = markup[markup.index("<pre"):markup.index(">", markup.index("<pre"))]
+    assert "white-space:pre;" in pre and "overflow-wrap:normal" in pre, pre
