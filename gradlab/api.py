@@ -482,6 +482,12 @@ class Transform:
             program = Program(unit, optimized=self.optimized, dialect=dialect)
             fname = program.reserve("d" + unit.ir.name + "".join(f"_d{n}" for n in self.wrt))
             builder = Reverse(program, unit, list(self.wrt), 1.0, fname, set(scalars))
+            if builder.fn.result == unit.ir.name:
+                # `return <expr>` keeps its value in a variable named after the function, whose
+                # gradient would be d<function>: the very name a notebook gives the gradient
+                # function (dloss = grad(loss)). The seed is called `seed` instead, as the
+                # keyword a caller passes it by.
+                builder.adjoints[builder.fn.result] = builder.names.fresh("seed")
             fn_def = builder.build()
             seed_name = builder.adj(builder.fn.result)
             result = builder.value_name

@@ -10,7 +10,7 @@ def test_cli_prints_backward_code(tmp_path: Path):
     out = subprocess.run([sys.executable, "-m", "gradlab.cli", "grad", f"{source}:loss",
                           "--wrt", "W,x", "--color", "never"], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.startswith("def dloss_dW_dx(W, x, *, dloss=1.0):")
+    assert out.stdout.startswith("def dloss_dW_dx(W, x, *, seed=1.0):")
     assert "return (dW, dx)" in out.stdout
 
 

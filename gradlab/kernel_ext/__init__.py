@@ -1,8 +1,11 @@
 """The Jupyter face of gradlab: ``%load_ext gradlab`` registers the ``%%grad`` cell magic.
 
-The layer is thin: :mod:`magic` parses the magic line and the cell and calls the library;
-:mod:`panel` displays a :class:`gradlab.workbench.session.GradSession` as widgets (or as text where there
-are no widgets). Everything shown is reachable from plain Python.
+The layer is thin: :mod:`magic` parses the magic line and the cell, calls the library and binds
+the gradient's name to the version the panel runs; :mod:`panel` displays a
+:class:`gradlab.workbench.session.GradSession` as widgets (its tabs in :mod:`pages`, its HTML in
+:mod:`views`, the CodeMirror editor in :mod:`editor`) or as text where there are no widgets,
+and :mod:`reopen` keeps its static view beside it for notebooks read without a kernel.
+Everything shown is reachable from plain Python.
 """
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from ..tensor import FRAMEWORKS, frameworks
 
 @magics_class
 class GradMagics(Magics):
-    @magic_arguments()
+    @magic_arguments(name="%grad")   # (the usage line adds a '%': it reads %%grad)
     @argument("--wrt", default=None,
               help="parameters to differentiate with respect to, by name or index, comma "
                    "separated (default: the first)")
@@ -22,7 +22,8 @@ class GradMagics(Magics):
               help="reverse mode (gradient) or forward mode (jvp)")
     @argument("--backend", default="numpy",
               help=f"where --run runs: {', '.join(FRAMEWORKS)} or all")
-    @argument("--device", default="cpu", help="cpu, cuda or gpu")
+    @argument("--device", default="cpu",
+              help="cpu, or cuda / gpu / cuda:N where the machine has a GPU")
     @argument("--no-optimize", action="store_true",
               help="show every generated statement (no dead-code or copy removal)")
     @argument("--check", action="store_true",
@@ -47,8 +48,8 @@ class GradMagics(Magics):
         """
         try:
             args = parse_argstring(self.grad, line)
-        except UsageError:
-            raise
+        except UsageError as e:
+            raise UsageError(_did_you_mean(str(e), self.grad.parser)) from None
         except Exception as e:  # argparse exits on errors; turn them into a message
             raise UsageError(f"%%grad: {e}") from None
         _validate(args)
@@ -57,9 +58,12 @@ class GradMagics(Magics):
         source = shell.transform_cell(cell)
         func_name = _function_name(source, args.func)
         saved = _snapshot(ns, source)
+        # The cell's file starts with the %%grad line (as a comment), so that every line number
+        # (gradlab's errors, the step-through, tracebacks) is the one the cell editor shows.
+        text = f"# %%grad {line}\n{source}"
         try:
-            filename = shell.compile.cache(source, shell.execution_count, cell)
-            exec(compile(source, filename, "exec"), ns)
+            filename = shell.compile.cache(text, shell.execution_count, cell)
+            exec(compile(text, filename, "exec"), ns)
             fn = ns.get(func_name)
             df = _transform(fn, args)
             inputs = _inputs(shell, args.run) if args.run is not None else None
@@ -83,7 +87,6 @@ class GradMagics(Magics):
         if not gradient_name.isidentifier():
             _restore(ns, saved)
             raise UsageError(f"%%grad: --name {gradient_name!r} is not a Python name")
-        ns[gradient_name] = df
         from ..workbench.session import GradSession
         from .panel import GradPanel
         session = GradSession(df, inputs)
@@ -92,15 +95,48 @@ class GradMagics(Magics):
             from ..workbench.exercises import Exercise
             if inputs is None:
                 _restore(ns, saved)
-                ns.pop(gradient_name, None)
                 raise UsageError("%%grad --exercise needs example inputs: add --run \"ARGS\"")
-            ns.pop(gradient_name, None)     # an exercise does not hand out the answer
+            # an exercise does not hand out the answer: the name comes once it is solved
+            ns.pop(gradient_name, None)
             task = Exercise(df, *inputs, backend="numpy")
+        else:
+            ns[gradient_name] = df
+        session.on_active.append(_binder(ns, gradient_name, None if task else df))
         panel = GradPanel(session, backend=args.backend, device=args.device, check=args.check,
-                          exercise=task)
+                          exercise=task, name=gradient_name)
         if inputs is not None and task is None:
             panel.run()
         return panel
+
+
+def _binder(ns: dict[str, Any], name: str, bound: Any) -> Any:
+    """Rebind ``name`` to each new active version (an edit that compiled, Reset, a solved
+    exercise), as long as the name still holds what the panel put there: a name the user has
+    since given to something else, or a newer cell's gradient, is left alone."""
+    state = {"bound": bound}
+
+    def bind(version: Any) -> None:
+        current = ns.get(name)
+        if current is not state["bound"] and current is not None:
+            return
+        ns[name] = state["bound"] = version
+    return bind
+
+
+def _did_you_mean(message: str, parser: Any) -> str:
+    """argparse's complaint about an option it does not know, with the closest known one."""
+    import difflib
+    text = f"%%grad: {message}"
+    if "unrecognized arguments" not in message:
+        return text
+    known = [o for action in parser._actions for o in action.option_strings]
+    hints = []
+    for word in message.split(":", 1)[1].split():
+        option = word.split("=", 1)[0]
+        close = difflib.get_close_matches(option, known, n=1, cutoff=0.6)
+        if option.startswith("-") and close:
+            hints.append(f"{option}: did you mean {close[0]}?")
+    return text + ("\n" + "\n".join(hints) if hints else "") + "\n(%%grad? lists the options)"
 
 
 def _validate(args: Any) -> None:
@@ -110,7 +146,8 @@ def _validate(args: Any) -> None:
                          f"{', '.join(frameworks())} or all")
     if args.device not in ("cpu", "cuda", "gpu") and not args.device.startswith(
             ("cuda:", "gpu:")):
-        raise UsageError(f"%%grad: unknown --device {args.device!r}; choose cpu, cuda or gpu")
+        raise UsageError(f"%%grad: unknown --device {args.device!r}; choose cpu, or a GPU "
+                         f"(cuda, gpu, cuda:1) where there is one")
     if args.device != "cpu" and args.run is None:
         pass  # the device matters only for runs; checked when running
     if args.name is not None and not args.name.isidentifier():
@@ -127,7 +164,8 @@ def _function_name(source: str, wanted: str | None) -> str:
     try:
         tree = ast.parse(source)
     except SyntaxError as e:
-        raise UsageError(f"%%grad: the cell has a syntax error on line {e.lineno}: {e.msg}\n"
+        raise UsageError(f"%%grad: the cell has a syntax error on line {(e.lineno or 0) + 1}: "
+                         f"{e.msg}\n"
                          f"    {(e.text or '').rstrip()}") from None
     defs = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)]
     if wanted is not None:
@@ -198,7 +236,7 @@ def _restore(ns: dict[str, Any], saved: dict[str, Any]) -> None:
 def _cell_error(e: GradlabSyntaxError, filename: str) -> str:
     where = f"line {e.lineno}" if e.lineno else "the cell"
     if e.filename == filename and e.lineno:
-        # IPython cell files count lines from 1 within the cell
+        # the cell's file starts with the %%grad line: its numbers are the cell editor's
         where = f"cell line {e.lineno}"
     message = str(e).split("\n  at ")[0]
     return f"%%grad: {message}\n  at {where}: {e.line}"

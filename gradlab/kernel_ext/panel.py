@@ -1,65 +1,113 @@
-"""The ``%%grad`` panel: highlighted backward code, an editor, Recompile, backend and device,
-Run, and where it ran and how long it took.
+"""The ``%%grad`` panel: a header saying which version runs, the highlighted backward code, an
+editor with Recompile (and Recompile & Run, Reset), a backend and device selector with Run,
+and where it ran, how long it took and how the gradient compares; tabs that step through the
+backward pass and draw the graph of the version that runs.
 
 A :class:`GradPanel` is a view of a :class:`gradlab.workbench.session.GradSession`. Its methods
-(``recompile``, ``run``) and state (``editor_text``, ``error``, ``result_line``...) work without
-any front end, so tests drive it headless; ``.widget`` builds the ipywidgets lazily, and the
-text rendering serves terminal IPython and front ends without widgets.
+(``recompile``, ``run``, ``reset``, ``check_exercise``...) and state (``editor_text``,
+``error``, ``header``, ``results``...) work without any front end, so tests drive it headless;
+``.widget`` builds the ipywidgets lazily, and the text and HTML renderings serve terminal
+IPython and notebooks reopened without a kernel (see :mod:`gradlab.kernel_ext.reopen`).
+
+In an exercise (``exercise=``) the answer stays hidden until the student's backward pass is
+correct or the solution is revealed: no generated code, no step-through, no gradients on the
+graph, no Run.
 """
 from __future__ import annotations
 
 import html
 import itertools
-import sys
-from typing import Any
+import time
+from typing import Any, Callable
 
+from ..tensor import available_devices, installed_frameworks
 from ..workbench.display import highlight_html, highlight_terminal, widgets_available
 from ..workbench.session import GradSession, RunResult
-from ..tensor import available_devices, installed_frameworks
+from . import views
 
 _ids = itertools.count(1)
-#: Inline style for text blocks: JupyterLab's own CSS would otherwise set a proportional font.
-MONO = "margin:2px 0;font-family:monospace;font-size:12px;white-space:pre"
+#: A Run click that arrives this soon after a run ended was queued while it ran: ignored, so
+#: that clicking twice runs once.
+QUEUED_CLICK_S = 0.3
+HIDDEN = ("<i>hidden in an exercise until your backward pass is correct (Check) or you show "
+          "the solution</i>")
 
 
 class GradPanel:
     def __init__(self, session: GradSession, backend: str = "numpy", device: str = "cpu",
-                 check: bool = False, exercise: Any = None) -> None:
+                 check: bool = False, exercise: Any = None, name: str | None = None) -> None:
         self.session = session
         self.backend = backend
         self.device = device
         self.check = check
         self.exercise = exercise            # an Exercise: the generated code stays hidden
+        #: the notebook's name for the gradient function (it follows the active version)
+        self.name = name
         self.verdict: Any = None
-        self.stale = False                  # results shown are from a previous version
+        self.solved = False                 # once right, the exercise stays open
         self.stepper: Any = None
         self.editor_text = exercise.starter if exercise is not None else session.source
         self._widget: Any = None
-        self._page: EditPage | None = None
+        self._twin: Any = None
+        self._pages: dict[int, Any] = {}
+        self._version_shown: Any = session.active
+        self._hidden_shown: bool | None = None
+        self._last_run_end = 0.0
         self._id = next(_ids)
         session.listeners.append(self._refresh)
 
     # --- what the panel does (usable without widgets) -------------------------------------------
+    @property
+    def hidden(self) -> bool:
+        """In an exercise not yet solved nor revealed: the answer is not shown anywhere."""
+        return self.exercise is not None and not self.exercise.revealed and not self.solved
+
+    @property
+    def header(self) -> str:
+        """``dloss(W, x) → ∂loss/∂W · edited: 1 line changed``"""
+        fn = getattr(self.session.df.fn, "__name__", "f")
+        if self.hidden:
+            return (f"exercise: write the backward pass of {fn} "
+                    f"({', '.join(f'∂{fn}/∂{w}' for w in self.session.df.wrt)})")
+        header = self.session.header(self.name)
+        if self.exercise is not None:   # solved (the student's version runs) or revealed
+            head = header.rsplit(" · ", 1)[0]
+            return f"{head} · " + ("your backward pass (solved)" if self.session.edited
+                                   else "the solution (shown)")
+        return header
+
     def recompile(self, text: str | None = None) -> bool:
-        """Build the edited code; on failure the previous version stays and ``error`` says why."""
+        """Build the edited code; on failure the previous version stays and ``error`` says why.
+        On success it is the active version: the notebook's name follows it."""
         if text is not None:
-            self.editor_text = text
-            if self._page is not None:
-                self._page.editor.value = text
-        ok = self.session.recompile(self.editor_text)
-        if ok and self.session.results:
-            self.stale = True
-            self._refresh()
-        return ok
+            self._set_editor(text)
+        return self.session.recompile(self.editor_text)
+
+    def recompile_and_run(self, text: str | None = None, backend: str | None = None,
+                          device: str | None = None) -> list[RunResult]:
+        """Recompile, then run the new version (nothing runs when the edit fails)."""
+        if not self.recompile(text) or self.session.args is None:
+            return []
+        return self.run(backend, device)
 
     def run(self, backend: str | None = None, device: str | None = None) -> list[RunResult]:
+        if self.hidden:
+            self.session.error = ("Run is off in an exercise until your backward pass is "
+                                  "correct or the solution is shown")
+            self._refresh()
+            return []
         if backend is not None:
             self.backend = backend
         if device is not None:
             self.device = device
-        self.stale = False
-        self.stepper = None
         return self.session.run(self.backend, self.device, check=self.check)
+
+    def reset(self) -> None:
+        """Back to the generated code: editor, active version (and the notebook's name), its
+        results, the step-through and the graph."""
+        self.verdict = None
+        self._set_editor(self.exercise.starter if self.hidden else self.session.generated_source)
+        self.session.reset()
 
     # --- classroom: exercises, step-through, graph --------------------------------------------
     def check_exercise(self, text: str | None = None) -> Any:
@@ -67,44 +115,71 @@ class GradPanel:
         if self.exercise is None:
             raise ValueError("this panel is not an exercise (use %%grad --exercise)")
         if text is not None:
-            self.editor_text = text
-            if self._page is not None:
-                self._page.editor.value = text
+            self._set_editor(text)
         self.verdict = self.exercise.check(self.editor_text)
         if self.verdict.ok:
-            self.session.recompile(self.editor_text)
-        self._refresh()
+            self.solved = True
+            self.session.recompile(self.editor_text)   # solved: the student's version runs
+        else:
+            self._refresh()
         return self.verdict
 
     def show_solution(self) -> str:
+        """Reveal the generated backward pass (shown beside the student's code)."""
         if self.exercise is None:
-            return self.session.generated_source
+            return self.session.generated_source  # type: ignore[no-any-return]
         solution = self.exercise.solution()
-        self._refresh()
-        return solution
+        if not self.solved:
+            self.session.reset()          # the generated version runs (and is bound)
+        else:
+            self._refresh()
+        return solution  # type: ignore[no-any-return]
 
     def step_through(self) -> Any:
-        """A :class:`gradlab.step.Stepper` over the current version on the panel's inputs."""
+        """A :class:`gradlab.step.Stepper` over the active version on the panel's inputs."""
+        if self.hidden:
+            raise ValueError("the step-through is hidden in an exercise until it is solved "
+                             "or the solution is shown")
         if self.session.args is None:
             raise ValueError("no inputs to step through: give them with --run")
-        if self.stepper is None:
+        if self.stepper is None or self.stepper.df is not self.session.active:
             from ..workbench.stepping import Stepper
             self.stepper = Stepper(self.session.active, *self.session.args)
+            self.stepper.listeners.append(self._on_step)
         return self.stepper
 
     def graph_html(self) -> str:
+        """The graph of the active version with its values and (not in an unsolved exercise)
+        gradients, and a legend."""
         from ..workbench.graphs import graph
         try:
-            args = self.session.args or ()
-            return graph(self.session.active, *args).html()
+            report = None
+            if self.session.args is not None:
+                if self.hidden:
+                    from ..workbench.tracing import trace
+                    report = trace(self.session.active)(*self.session.args)
+                else:
+                    report = self.step_through().report
+            g = graph(self.session.active, report=report, show_gradients=not self.hidden,
+                      id_prefix=self._graph_prefix)
+            legend = ("<div style='font-size:11px;color:#616161'>(3, 2) |·|=0.51: an array of "
+                      "shape (3, 2) whose norm √(Σ x²) is 0.51" + (
+                          "; in red, its gradient; lit up, the step-through's current step"
+                          if not self.hidden else "") + "</div>")
+            return g.html() + legend
         except Exception as e:  # a graph is a bonus: never let it break the panel
             return f"<pre>{html.escape(f'no graph: {type(e).__name__}: {e}')}</pre>"
 
-    def reset(self) -> None:
-        self.editor_text = self.session.generated_source
-        if self._page is not None:
-            self._page.editor.value = self.editor_text
-        self.session.reset()
+    @property
+    def _graph_prefix(self) -> str:
+        return f"gradlab-graph-{self._id}-"
+
+    def _graph_highlight(self) -> str:
+        from ..workbench.graphs import highlight_css
+        if self.stepper is None or self.hidden:
+            return ""
+        names = [n[1:] for n in self.stepper.current_names if n.startswith("d")]
+        return "".join(highlight_css(self._graph_prefix, n) for n in names)
 
     @property
     def error(self) -> str:
@@ -112,27 +187,36 @@ class GradPanel:
 
     @property
     def result_line(self) -> str:
-        """``torch · cuda:0 · NVIDIA H200 · 0.41 ms (median of 20) · first call 12 ms``"""
-        return "\n".join(r.line for r in self.session.results)
+        return " | ".join(r.line for r in self.session.results) or (
+            f"error: {self.session.error}" if self.session.error else "")
 
     @property
     def results(self) -> list[RunResult]:
         return self.session.results
 
+    @property
+    def stale(self) -> bool:
+        return self.session.stale
+
     # --- text rendering -----------------------------------------------------------------------
     def text(self, color: str = "auto") -> str:
-        if self.exercise is not None and not self.exercise.revealed:
-            parts = [highlight_terminal(self.editor_text, color).rstrip("\n")]
+        if self.hidden:
+            parts = [self.header, highlight_terminal(self.editor_text, color).rstrip("\n")]
             if self.verdict is not None:
                 parts.append(self.verdict.message)
             return "\n\n".join(parts)
-        parts = [highlight_terminal(self.session.source, color).rstrip("\n")]
+        parts = [self.header, highlight_terminal(self.session.source, color).rstrip("\n")]
         if self.session.diff_text:
             parts.append(self.session.diff_text.rstrip("\n"))
-        for r in self.session.results:
-            parts.append(r.summary())
-            if r.check is not None:
-                parts.append(r.check.table())
+        if self.session.stale:
+            parts.append("(these results come from another version than the active one)")
+        if len(self.session.results) > 1:
+            first = self.session.results[0]
+            parts.append("\n".join(first.value_lines()))
+            parts.append(self.session.comparison())
+        else:
+            parts.extend(r.summary() for r in self.session.results)
+        parts.extend(r.check.table() for r in self.session.results if r.check is not None)
         if self.session.error and not self.session.results:
             parts.append(f"error: {self.session.error}")
         return "\n\n".join(parts)
@@ -141,33 +225,31 @@ class GradPanel:
         return self.text(color="never")
 
     def html(self) -> str:
-        """A static view (code, edits, results, checks): what a notebook shows where widgets
-        cannot run, e.g. on a code-hosting site."""
-        hidden = self.exercise is not None and not self.exercise.revealed
-        parts = [highlight_html(self.editor_text if hidden else self.session.source)]
+        """The static view (header, the active code, the edit's diff, results, checks): what a
+        notebook shows where widgets cannot run (reopened without a kernel, on GitHub)."""
+        parts = [views.header_html(self.header),
+                 highlight_html(self.editor_text if self.hidden else self.session.source)]
         if self.verdict is not None:
-            color = "#1b5e20" if self.verdict.ok else "#b00020"
-            parts.append(f'<pre style="{MONO};color:{color}">{html.escape(self.verdict.message)}'
-                         f'</pre>')
+            parts.append(views.pre(self.verdict.message, views.GREEN if self.verdict.ok
+                                   else views.RED, extra=views.WRAP))
         if self.session.error and not self.session.results:
-            parts.append(f'<pre style="{MONO};color:#b00020">{html.escape(self.session.error)}'
-                         f'</pre>')
-        if self.session.diff_text and not hidden:
-            parts.append(f'<pre style="{MONO}">{_diff_html(self.session.diff_text)}</pre>')
-        for r in self.session.results:
-            parts.append(f'<pre class="gradlab-run" style="{MONO}">{html.escape(r.summary())}'
-                         f'</pre>')
-            if r.check is not None:
-                parts.append(f'<pre style="{MONO}">{html.escape(r.check.table())}</pre>')
+            parts.append(views.pre(self.session.error, views.RED, extra=views.WRAP))
+        if not self.hidden:
+            parts.append(views.diff_html(self.session))
+            parts.append(views.results_html(self.session))
         return f'<div class="gradlab-panel-static">{"".join(parts)}</div>'
 
+    def _static_bundle(self) -> dict[str, Any]:
+        return {"text/plain": self.text(color="never"), "text/html": self.html()}
+
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        bundle: dict[str, Any] = {}
         if widgets_available():
-            bundle.update(self.widget._repr_mimebundle_(include=include, exclude=exclude) or {})
-        bundle["text/plain"] = self.text(color="always" if _terminal() else "never")
-        bundle["text/html"] = self.html()
-        return bundle
+            bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude) or {}
+            bundle["text/plain"] = ""       # the static twin below carries the text and HTML
+            bundle.pop("text/html", None)
+            self._twin.schedule()
+            return bundle
+        return {"text/plain": self.text(), "text/html": self.html()}
 
     # --- widgets ------------------------------------------------------------------------------
     @property
@@ -180,14 +262,24 @@ class GradPanel:
         import ipywidgets as w
         from ipywidgets.widgets.widget_description import DescriptionStyle
         from ipywidgets.widgets.widget_string import HTMLStyle
+
+        from .editor import CSS
+        from .reopen import StaticTwin, keeper_for
         klass = f"gradlab-panel-{self._id}"
         # Every widget, layout and style is a model the front end creates before it draws
         # anything. Widgets with no layout or style of their own share one of each, and the
-        # tabs other than the code are built when first opened: 57 models became 17.
+        # tabs other than the code are built when first opened.
         self._plain, self._html_style = w.Layout(), HTMLStyle()
         self._button_style = w.ButtonStyle()
         label_style = DescriptionStyle()
-        self.code = self._html(layout=w.Layout(width="100%"))
+        self._twin = StaticTwin(self._static_bundle)
+        style = self._html(f"<style>{CSS} {self._twin.css()} .{klass} .widget-html pre "
+                           f"{{white-space: pre;}}</style>")
+        # each view made with what it shows: no update message follows its creation
+        self.header_view = self._html(views.header_html(self.header))
+        self.header_view.add_class("gradlab-header-view")
+        self.code = self._html(HIDDEN if self.hidden else highlight_html(self.session.source),
+                               layout=w.Layout(width="100%"))
         options = self.backend_options()
         self.backend_select = w.Dropdown(options=options, value=self.backend
                                          if self.backend in options else options[0],
@@ -198,13 +290,12 @@ class GradPanel:
                                         description="device", layout=w.Layout(width="180px"),
                                         style=label_style)
         self.backend_select.observe(self._on_backend, names="value")
-        self.run_button = self._button(lambda: self.run(self.backend_select.value,
-                                                        self.device_select.value),
-                                       description="Run", icon="play", button_style="primary")
-        self.result = self._html()
+        self.run_button = self._button(self._on_run_click, description="Run", icon="play",
+                                       button_style="primary", disabled=self.hidden,
+                                       tooltip=self._run_tooltip())
+        self.run_button.add_class("gradlab-run-button")
+        self.result = self._html(self._result_html())
         self.result.add_class("gradlab-result")
-        style = self._html(f"<style>.{klass} .gradlab-editor textarea {{font-family: "
-                           f"monospace; font-size: 12px;}}</style>")
         not_yet = self._html()      # each tab but the code's, until it is first opened
         titles = ["code", "exercise" if self.exercise else "edit", "step through", "graph"]
         self.tabs = w.Tab(children=[self.code, not_yet, not_yet, not_yet], titles=titles,
@@ -212,9 +303,14 @@ class GradPanel:
         self.tabs.observe(self._on_tab, names="selected_index")
         controls = w.HBox([self.backend_select, self.device_select, self.run_button],
                           layout=self._plain)
-        self._widget = w.VBox([style, self.tabs, controls, self.result], layout=self._plain)
+        parts = [style, self.header_view, self.tabs, controls, self.result]
+        self._widget = w.VBox(parts, layout=self._plain)
+        keeper = keeper_for(self._widget, self._plain)
+        if keeper is not None:
+            self._widget.children = parts + [keeper]
         self._widget.add_class(klass)
         self._widget.add_class("gradlab-panel")
+        self._hidden_shown = self.hidden
         if self.exercise is not None:
             self.tabs.selected_index = 1
         self._refresh()
@@ -237,13 +333,31 @@ class GradPanel:
         self.device_select.options = devices
         self.device_select.value = _pick(self.device_select.value, devices)
 
+    def _on_run_click(self) -> None:
+        self._clicked(lambda: self.run(self.backend_select.value, self.device_select.value))
+
+    def _on_recompile_run_click(self) -> None:
+        self._clicked(lambda: self.recompile_and_run(None, self.backend_select.value,
+                                                     self.device_select.value))
+
+    def _clicked(self, action: Callable[[], Any]) -> None:
+        """Run a button's action, unless the click waited in the queue while the previous
+        clicked run ran (the second click of a double click): the button was disabled then."""
+        if time.monotonic() - self._last_run_end < QUEUED_CLICK_S:
+            return
+        try:
+            action()
+        finally:
+            self._last_run_end = time.monotonic()
+
     def _html(self, value: str = "", layout: Any = None) -> Any:
         import ipywidgets as w
         return w.HTML(value, layout=layout or self._plain, style=self._html_style)
 
-    def _button(self, on_click: Any, **options: Any) -> Any:
+    def _button(self, on_click: Callable[[], Any], **options: Any) -> Any:
         import ipywidgets as w
-        b = w.Button(layout=self._plain, style=self._button_style, **options)
+        options.setdefault("layout", self._plain)
+        b = w.Button(style=self._button_style, **options)
         b.on_click(lambda _: on_click())
         return b
 
@@ -253,17 +367,24 @@ class GradPanel:
         self.tabs.children = children
 
     # --- the editor tab, built when first opened (or first used from Python) --------------------
-    def _edit_page(self) -> EditPage:
+    def _edit_page(self) -> Any:
         if self._widget is None:
             self._build()
-        if self._page is None:     # (building the widget may have built it)
-            self._page = EditPage(self)
-            self._set_page(1, self._page.box)
+        if 1 not in self._pages:     # (building the widget may have built it)
+            from .pages import EditPage, ExercisePage
+            page = ExercisePage(self) if self.exercise is not None else EditPage(self)
+            self._pages[1] = page
+            self._set_page(1, page.box)
             self._refresh()
-        return self._page
+        return self._pages[1]
+
+    @property
+    def _page(self) -> Any:
+        return self._pages.get(1)
 
     @property
     def editor(self) -> Any:
+        """The editor of the edit (or exercise) tab: ``.value`` is the code."""
         return self._edit_page().editor
 
     @property
@@ -279,6 +400,10 @@ class GradPanel:
         return self._edit_page().buttons["Recompile"]
 
     @property
+    def recompile_run_button(self) -> Any:
+        return self._edit_page().buttons["Recompile & Run"]
+
+    @property
     def reset_button(self) -> Any:
         return self._edit_page().buttons["Reset"]
 
@@ -290,103 +415,108 @@ class GradPanel:
     def solution_button(self) -> Any:
         return self._edit_page().buttons["Show solution"]
 
+    def _set_editor(self, text: str) -> None:
+        self.editor_text = text
+        page = self._pages.get(1)
+        if page is not None:
+            page.editor.value = text
+
+    def _on_edit(self, text: str) -> None:
+        self.editor_text = text
+
+    # --- the step-through and graph tabs -----------------------------------------------------
     def _on_tab(self, change: dict[str, Any]) -> None:
         index = change["new"]
         if index == 1:
             self._edit_page()
         elif index == 2:
-            import ipywidgets as w
-            if self.session.args is None:
-                page = self._html("<i>give inputs (%%grad --run, or gradlab.show(df, *args)) "
-                                  "to step through the backward pass</i>")
-            else:
-                try:
-                    page = self.step_through().widget
-                except Exception as e:  # show why instead of failing the widget callback
-                    page = self._html(f"<pre>{html.escape(str(e))}</pre>")
-            box = w.VBox([page], layout=self._plain)
-            box.add_class("gradlab-step-box")
-            self._set_page(2, box)
+            self._step_page()
         elif index == 3:
-            view = self._html(self.graph_html())
-            view.add_class("gradlab-graph-view")
-            self._set_page(3, view)
+            self._graph_page()
 
-    def _on_edit(self, change: dict[str, Any]) -> None:
-        self.editor_text = change["new"]
+    def _step_page(self) -> None:
+        import ipywidgets as w
+        if self.hidden:
+            page = self._html(HIDDEN)
+        elif self.session.args is None:
+            page = self._html("<i>give inputs (%%grad --run, or gradlab.show(df, *args)) to "
+                              "step through the backward pass</i>")
+        else:
+            try:
+                page = self.step_through().widget
+            except Exception as e:  # show why instead of failing the widget callback
+                page = self._html(f"<pre>{html.escape(str(e))}</pre>")
+        box = w.VBox([page], layout=self._plain)
+        box.add_class("gradlab-step-box")
+        self._pages[2] = box
+        self._set_page(2, box)
 
+    def _graph_page(self) -> None:
+        import ipywidgets as w
+        view = self._html(self.graph_html())
+        view.add_class("gradlab-graph-view")
+        lit = self._html(self._graph_highlight())
+        box = w.VBox([view, lit], layout=self._plain)
+        box.add_class("gradlab-graph-box")
+        self._graph_lit = lit
+        self._pages[3] = box
+        self._set_page(3, box)
+
+    def _on_step(self) -> None:
+        """The stepper moved: light up its step on the graph."""
+        if 3 in self._pages:
+            self._graph_lit.value = self._graph_highlight()
+
+    def _follow_version(self) -> None:
+        """The active version changed (an edit, Reset, a solved exercise) or the exercise's
+        answer was revealed: the step-through and the graph show what is now to be seen."""
+        self._version_shown = self.session.active
+        self._hidden_shown = self.hidden
+        self.stepper = None
+        if self._widget is None:
+            return
+        if 2 in self._pages:
+            self._step_page()
+        if 3 in self._pages:
+            self._graph_page()
+
+    # --- keeping every view current -------------------------------------------------------------
     def _refresh(self) -> None:
+        if self.session.active is not self._version_shown or (
+                self._hidden_shown is not None and self.hidden != self._hidden_shown):
+            self._follow_version()
         if self._widget is None:
             return
         s = self.session
-        hidden = self.exercise is not None and not self.exercise.revealed
-        if hidden:
-            self.code.value = ("<i>the generated code is hidden in an exercise: write the "
-                               "backward pass in the exercise tab, then Check</i>")
-        else:
-            self.code.value = highlight_html(s.source)
-        if self._page is None and (s.error or self.verdict is not None):
+        hidden = self.hidden
+        self.header_view.value = views.header_html(self.header)
+        self.code.value = HIDDEN if hidden else highlight_html(s.source)
+        if 1 not in self._pages and (s.error_message or self.verdict is not None):
             self._edit_page()     # something to say in the editor tab: it calls back here
             return
-        if self._page is not None:
-            self._page.show(s, self.verdict, hidden)
-        rows = []
-        if self.stale:
-            rows.append('<div style="color:#8a6d3b;font-style:italic">these results are from '
-                        'the previous version: click Run</div>')
-        for r in s.results:
-            color = "#b00020" if r.error or r.diagnosis else "#1b5e20"
-            body = html.escape(r.summary())
-            rows.append(f'<pre class="gradlab-run" style="{MONO};color:{color}">{body}</pre>')
-            if r.check is not None:
-                rows.append(f'<pre style="{MONO}">{html.escape(r.check.table())}</pre>')
-        self.result.value = "".join(rows)
+        if 1 in self._pages:
+            self._pages[1].show()
+        busy = bool(s.running)
+        self.run_button.disabled = busy or hidden
+        self.run_button.description = "Running…" if busy else "Run"
+        self.run_button.tooltip = self._run_tooltip()
+        self.backend_select.disabled = self.device_select.disabled = busy or hidden
+        self.result.value = self._result_html()
+        if self._twin is not None:
+            self._twin.update()
 
+    def _run_tooltip(self) -> str:
+        if self.hidden:
+            return "off in an exercise until it is solved"
+        return f"running {self.session.running}" if self.session.running else (
+            "run the active version")
 
-class EditPage:
-    """The editor tab: the code to edit, Recompile and Reset (Check and Show solution in an
-    exercise), and what the last recompile said, with its diff against the generated code."""
-
-    def __init__(self, panel: GradPanel) -> None:
-        import ipywidgets as w
-        self.editor = w.Textarea(value=panel.editor_text,
-                                 layout=w.Layout(width="100%", height="320px"))
-        self.editor.add_class("gradlab-editor")
-        self.editor.observe(panel._on_edit, names="value")
-        if panel.exercise is not None:
-            self.buttons = {
-                "Check": panel._button(panel.check_exercise, description="Check", icon="check",
-                                       button_style="success",
-                                       tooltip="compare your backward pass with gradlab's"),
-                "Show solution": panel._button(panel.show_solution,
-                                               description="Show solution", icon="eye")}
-        else:
-            self.buttons = {
-                "Recompile": panel._button(panel.recompile, description="Recompile",
-                                           icon="refresh", tooltip="build the edited code"),
-                "Reset": panel._button(panel.reset, description="Reset",
-                                       tooltip="back to the generated code")}
-        self.status = panel._html()
-        self.status.add_class("gradlab-status")
-        self.diff = panel._html()
-        self.diff.add_class("gradlab-diff")
-        self.box = w.VBox([self.editor, w.HBox(list(self.buttons.values()), layout=panel._plain),
-                           self.status, self.diff], layout=panel._plain)
-
-    def show(self, s: GradSession, verdict: Any, hidden: bool) -> None:
-        if verdict is not None:
-            color = "#1b5e20" if verdict.ok else "#b00020"
-            self.status.value = (f'<pre style="{MONO};color:{color}">'
-                                 f'{html.escape(verdict.message)}</pre>')
-        elif s.error:
-            line = f" (line {s.error_line})" if s.error_line else ""
-            self.status.value = (f'<pre style="{MONO};color:#b00020">'
-                                 f'{html.escape(s.error)}{line}</pre>')
-        else:
-            self.status.value = ""
-        show_diff = s.diff_text and not hidden   # a diff would give an exercise away
-        self.diff.value = (f'<pre style="{MONO}">{_diff_html(s.diff_text)}</pre>'
-                           if show_diff else "")
+    def _result_html(self) -> str:
+        s = self.session
+        markup = views.results_html(s, self.hidden)
+        if s.error and not s.results and not s.error_message and not s.running:
+            markup += views.pre(s.error, views.RED, extra=views.WRAP)
+        return markup
 
 
 def _present_devices(framework: str) -> list[str]:
@@ -406,21 +536,6 @@ def _pick(wanted: str, devices: list[str]) -> str:
     if gpus and wanted.partition(":")[0] in ("cuda", "gpu"):
         return gpus[0]
     return "cpu"
-
-
-def _diff_html(text: str) -> str:
-    out = []
-    for line in text.splitlines():
-        header = line.startswith(("+++", "---", "@@"))
-        color = "#757575" if header else "#1b5e20" if line.startswith("+") else (
-            "#b00020" if line.startswith("-") else "")
-        style = f' style="color:{color}"' if color else ""
-        out.append(f"<span{style}>{html.escape(line)}</span>")
-    return "\n".join(out)
-
-
-def _terminal() -> bool:
-    return "ipykernel" not in sys.modules
 
 
 def show(df: Any, *args: Any, backend: str = "numpy", device: str = "cpu",

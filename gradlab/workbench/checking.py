@@ -89,6 +89,12 @@ def check_gradient(f: Callable[..., Any], df: Any, args: tuple[Any, ...]) -> Che
     positions = [params.index(w) for w in df.wrt]
     numpy_args = [to_float64_numpy(a) for a in args]
     for w, position, g in zip(df.wrt, positions, grads):
+        want, got = np.shape(numpy_args[position]), np.shape(to_float64_numpy(g))
+        if want != got:
+            report.rows.append(CheckRow("finite differences", w, None, None,
+                                        f"not compared: the gradient has shape {got}, {w} has "
+                                        f"shape {want}"))
+            continue
         try:
             expected = finite_differences(f, numpy_args, position)
             abs_err, rel_err = _errors(g, expected)
@@ -107,5 +113,43 @@ def check_gradient(f: Callable[..., Any], df: Any, args: tuple[Any, ...]) -> Che
                                         float((diff / scale).max(initial=0.0))))
     except Exception as e:  # e.g. NumPy code cannot run under torch.autograd
         report.rows.append(CheckRow(label, ",".join(df.wrt), None, None,
-                                    f"not applicable: {type(e).__name__}"))
+                                    "not applicable: " + _why_not(f, fw, label, e)))
     return report
+
+
+def _why_not(f: Callable[..., Any], framework: str, label: str, error: Exception) -> str:
+    """Why the framework's own autodiff could not differentiate ``f``, in words: most often
+    the function calls NumPy, which no other framework's autodiff can trace."""
+    called = _numpy_calls(f)
+    if called and framework not in ("numpy", PYTHON):
+        shown = ", ".join(called[:3]) + (", ..." if len(called) > 3 else "")
+        return (f"your function calls NumPy ({shown}); {label} cannot trace it "
+                f"(the finite differences above still check the gradient)")
+    first = (str(error).strip().splitlines() or [""])[0]
+    if len(first) > 120:
+        first = first[:117] + "..."
+    return f"{label} could not run your function: {type(error).__name__}: {first}"
+
+
+def _numpy_calls(f: Callable[..., Any]) -> list[str]:
+    """The ``np.xxx`` names ``f``'s code uses, for a module alias bound to NumPy."""
+    import ast
+    import inspect
+    import textwrap
+    import types
+    aliases = {name for name, value in getattr(f, "__globals__", {}).items()
+               if isinstance(value, types.ModuleType) and value.__name__ == "numpy"}
+    if not aliases:
+        return []
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(f)))
+    except (OSError, TypeError, SyntaxError):
+        return sorted(aliases)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and (
+                node.value.id in aliases):
+            name = f"{node.value.id}.{node.attr}"
+            if name not in found:
+                found.append(name)
+    return found

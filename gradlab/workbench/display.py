@@ -1,5 +1,11 @@
 """Generated code made pleasant to read: pygments highlighting for terminals and for HTML with
-inline styles (no global CSS leaks into a notebook page)."""
+inline styles (no global CSS leaks into a notebook page).
+
+Terminal colours follow the user's choices: none with ``NO_COLOR`` (https://no-color.org),
+IPython's ``--colors=nocolor``, or output that is not a terminal (a pipe, a file); otherwise
+IPython's scheme says whether the background is light or dark (``lightbg``, ``linux``), and
+comments are dark grey on light backgrounds and light grey on dark ones, readable on both.
+"""
 from __future__ import annotations
 
 import functools
@@ -8,16 +14,59 @@ import os
 import sys
 
 
+def terminal_palette(color: str = "auto") -> str | None:
+    """The background colours are written for: ``'light'`` or ``'dark'``, or None for no
+    colour. ``color`` is ``'auto'`` (see the module's docstring), ``'always'`` (colour even into
+    a pipe, in IPython's scheme) or ``'never'``."""
+    if color == "never":
+        return None
+    scheme = _ipython_colors()
+    if color == "auto":
+        if os.environ.get("NO_COLOR") or scheme == "nocolor":
+            return None
+        try:
+            if not sys.stdout.isatty():
+                return None
+        except (AttributeError, ValueError):   # a closed or replaced stdout
+            return None
+    return "dark" if scheme in ("linux",) else "light"
+
+
+def _ipython_colors() -> str:
+    """IPython's colour scheme, lower-cased (``neutral``, ``linux``, ``lightbg``,
+    ``nocolor``); ``neutral`` outside IPython."""
+    shell = None
+    if "IPython" in sys.modules:
+        try:
+            from IPython import get_ipython
+            shell = get_ipython()
+        except ImportError:
+            shell = None
+    return str(getattr(shell, "colors", "neutral") or "neutral").lower()
+
+
+def _scheme() -> dict:  # type: ignore[type-arg]
+    """pygments' terminal colours with comments and strings readable on both backgrounds
+    (its own light-background comments are light grey)."""
+    from pygments.formatters.terminal import TERMINAL_COLORS
+    from pygments.token import Comment, String, Text
+    scheme = dict(TERMINAL_COLORS)
+    scheme[Comment] = ("brightblack", "gray")
+    scheme[Text.Whitespace] = ("brightblack", "gray")
+    scheme[String] = ("red", "yellow")
+    return scheme
+
+
 def highlight_terminal(source: str, color: str = "auto") -> str:
-    """ANSI-highlighted ``source`` when writing to a terminal (or ``color='always'``)."""
-    use = color == "always" or (color == "auto" and sys.stdout.isatty()
-                                and os.environ.get("NO_COLOR") is None)
-    if not use:
+    """ANSI-highlighted ``source`` where colour is wanted (:func:`terminal_palette`)."""
+    palette = terminal_palette(color)
+    if palette is None:
         return source
     from pygments import highlight
     from pygments.formatters import TerminalFormatter
     from pygments.lexers import PythonLexer
-    return highlight(source, PythonLexer(), TerminalFormatter())
+    return highlight(source, PythonLexer(), TerminalFormatter(bg=palette,
+                                                              colorscheme=_scheme()))
 
 
 @functools.lru_cache(maxsize=64)
@@ -31,7 +80,8 @@ def highlight_html(source: str, highlight_lines: tuple[int, ...] = ()) -> str:
     formatter = HtmlFormatter(noclasses=True, nowrap=False, style="default",
                               hl_lines=list(highlight_lines), cssstyles="margin:0",
                               prestyles="margin:0;font-size:12px;line-height:1.35;"
-                                        "font-family:monospace")
+                                        "font-family:monospace;white-space:pre;"
+                                        "word-break:normal;overflow-wrap:normal")
     body = highlight(source, PythonLexer(), formatter)
     return f'<div class="gradlab-code" style="overflow:auto;max-height:480px">{body}</div>'
 

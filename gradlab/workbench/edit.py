@@ -18,6 +18,7 @@ class EditError(GradlabError):
     """An edited backward pass that cannot be compiled; ``lineno`` is in the edited text."""
 
     def __init__(self, message: str, lineno: int | None = None, line: str = "") -> None:
+        self.message = message      # what is wrong, without the line (a panel shows it apart)
         self.lineno = lineno
         self.line = line
         where = f" (line {lineno}: {line.strip()})" if lineno else ""
@@ -46,7 +47,7 @@ def validate(source: str, like: Any) -> ast.FunctionDef:
             raise EditError(f"the edited code must define {like.name}(...)")
         main = defs[0]
     expected, got = _parameters(_original_def(like)), _parameters(main)
-    if got != expected:
+    if got != expected and _parameters(main, seed_as=_seed_parameter(like, main)) != expected:
         raise EditError(f"{main.name} must keep the parameters ({expected}); the edit has "
                         f"({got})", main.lineno, lines[main.lineno - 1])
     if not main.body or not isinstance(main.body[-1], ast.Return) or main.body[-1].value is None:
@@ -67,18 +68,30 @@ def _require_generated(like: Any) -> None:
             f"generated code you edited")
 
 
-def _parameters(fn: ast.FunctionDef) -> str:
-    """The parameter list as written, without default values: ``W, x, *, dloss``."""
+def _parameters(fn: ast.FunctionDef, seed_as: tuple[str, str] | None = None) -> str:
+    """The parameter list as written, without default values: ``W, x, *, seed``; with
+    ``seed_as=(edited, generated)`` the edit's name for the seed is read as the generated one."""
     a = fn.args
     names = [p.arg for p in a.posonlyargs + a.args]
     if a.vararg is not None:
         names.append("*" + a.vararg.arg)
     elif a.kwonlyargs:
         names.append("*")
-    names += [p.arg for p in a.kwonlyargs]
+    names += [seed_as[1] if seed_as and p.arg == seed_as[0] else p.arg for p in a.kwonlyargs]
     if a.kwarg is not None:
         names.append("**" + a.kwarg.arg)
     return ", ".join(names)
+
+
+def _seed_parameter(like: Any, main: ast.FunctionDef) -> tuple[str, str] | None:
+    """An edit may call the seed what it likes (an older ``dloss=1.0``, say): the seed is the
+    last keyword-only parameter, where the generated code has it. ``(edit's name, generated
+    name)``, or None when the edit has no such parameter."""
+    seed = getattr(like, "seed_name", None)
+    kwonly = main.args.kwonlyargs
+    if not seed or not kwonly or kwonly[-1].arg == seed:
+        return None
+    return kwonly[-1].arg, seed
 
 
 def _original_def(like: Any) -> ast.FunctionDef:
@@ -138,6 +151,9 @@ def recompile(source: str, like: Any) -> Any:
                {**like.options, "check": False}, 0.0)
     out.value_name = value_name
     out.edited_from = like
+    renamed = _seed_parameter(like, main)
+    if renamed is not None:      # the edit named the seed its own way: pass it by that name
+        out.seed_name = renamed[0]
     return out
 
 

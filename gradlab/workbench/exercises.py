@@ -2,9 +2,11 @@
 
 The student gets the forward pass as generated code plus, in reverse order, the comments that
 quote each forward line — the backward pass's outline without its code. *Check* runs the
-student's version and the generated one on random inputs shaped like the examples and names
-the first gradient that differs, on which of the student's lines, by how much, without showing
-the answer; :meth:`Exercise.solution` shows it when asked.
+student's version and the generated one on random inputs shaped like the examples, with a seed
+of 1 first and then random seeds (the output's gradient: an answer that ignores it is right only
+for 1, and is told so), and names the first gradient that differs, on which of the student's
+lines, by how much, and which local derivative to look at, without showing the answer;
+:meth:`Exercise.solution` shows it when asked.
 """
 from __future__ import annotations
 
@@ -41,7 +43,7 @@ class Exercise:
         self.seed = seed
         self.backend = backend
         self.revealed = False
-        self.starter = starter_code(df.source, df.name)
+        self.starter = starter_code(df.source, df.name, getattr(df, "seed_name", None))
 
     def solution(self) -> str:
         self.revealed = True
@@ -64,6 +66,16 @@ class Exercise:
             out = [convert(a, self.backend) if hasattr(a, "shape") else a for a in out]
         return tuple(out)
 
+    def seed_for(self, trial: int, args: tuple[Any, ...]) -> Any:
+        """The output's gradient for a trial: 1 in the first (what a caller passes by
+        default), random in the others, so that an answer ignoring the seed is caught."""
+        if trial == 0 or getattr(self.df, "seed_name", None) is None:
+            return None
+        rng = np.random.default_rng(1000 + self.seed + trial)
+        shape = np.shape(to_float64_numpy(self.df.fn(*args)))
+        seed = rng.uniform(0.5, 2.0, size=shape) * rng.choice([-1.0, 1.0], size=shape)
+        return float(seed) if not shape else seed
+
     def check(self, student_source: str, trials: int = 3) -> Verdict:
         try:
             student = recompile(student_source, like=self.df)
@@ -73,22 +85,27 @@ class Exercise:
         for trial in range(trials):
             args = self.inputs(trial)
             try:
-                reference = trace(self.df, keep_values=True)(*args)
+                seed = self.seed_for(trial, args)
+                given = {} if seed is None else {"seed": seed}
+                reference = trace(self.df, keep_values=True)(*args, **given)
             except Exception as e:  # the inputs do not suit the function: say so
                 return Verdict(False, f"gradlab could not run the reference on random inputs: "
                                       f"{type(e).__name__}: {e}")
             try:
-                theirs = trace(student, keep_values=True)(*args)
+                theirs = trace(student, keep_values=True)(*args, **given)
             except Exception as e:
                 return Verdict(False, f"your backward pass raised {type(e).__name__}: {e}",
                                line=_error_line(e))
             verdict = compare(reference, theirs, lines, self.df)
             if not verdict.ok:
+                if seed is not None:   # right with a seed of 1, wrong with this one
+                    verdict.message = _ignores_seed(verdict, seed, student, lines)
                 return verdict
-        return Verdict(True, f"correct: your backward pass matches on {trials} random inputs")
+        return Verdict(True, f"correct: your backward pass matches on {trials} random inputs, "
+                             f"with a seed of 1 and with random seeds")
 
 
-def starter_code(source: str, name: str) -> str:
+def starter_code(source: str, name: str, seed: str | None = None) -> str:
     """The generated function with its backward code removed, the comments kept as an outline."""
     head, sep, tail = source.partition(BACKWARD)
     if not sep:
@@ -104,6 +121,8 @@ def starter_code(source: str, name: str) -> str:
             returned = line
     body = "\n".join(outline)
     hint = "    # your code: one block per comment, each gradient named d<variable>"
+    if seed:
+        hint += f"\n    # (start from {seed}, the gradient flowing into the output)"
     text = f"{head}{BACKWARD}\n{hint}\n{body}\n{returned}\n"
     if helpers:
         text += "\n\ndef " + helpers
@@ -121,6 +140,57 @@ def _final_adjoints(report: Any) -> tuple[dict[str, Any], dict[str, int], list[s
             values[v.name] = v
             lines[v.name] = step.line
     return values, lines, order
+
+
+def _ignores_seed(verdict: Verdict, seed: Any, student: Any, lines: list[str]) -> str:
+    """The message for an answer right with the seed 1 (the first trial passed) and wrong with
+    another: it does not start from the seed."""
+    shown = f"{seed:.3g}" if isinstance(seed, float) else f"an array of shape {np.shape(seed)}"
+    name = getattr(student, "seed_name", None) or "seed"
+    where = ""
+    if verdict.name:
+        line = verdict.line
+        text = lines[line - 1].strip() if line and line <= len(lines) else ""
+        where = f" ({verdict.name} first differs, on your line {line}: {text})"
+    return (f"your gradients are right when the seed is 1 but not when it is {shown}{where}: "
+            f"the backward pass must start from the seed `{name}` (the gradient flowing into "
+            f"the output) and carry it through every step")
+
+
+def consumers(source: str, name: str, variable: str) -> list[tuple[str, str]]:
+    """The forward statements of generated code ``source`` (function ``name``) that read
+    ``variable``: ``(what they assign, the line)``. A variable's gradient gathers one local
+    derivative from each of them."""
+    tree = ast.parse(source)
+    fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+    if fn is None:
+        return []
+    lines = source.splitlines()
+    marker = next((i + 1 for i, line in enumerate(lines) if BACKWARD in line), len(lines) + 1)
+    found = []
+    for node in ast.walk(fn):
+        if not isinstance(node, ast.Assign) or node.lineno >= marker:
+            continue
+        if any(isinstance(n, ast.Name) and n.id == variable and isinstance(n.ctx, ast.Load)
+               for n in ast.walk(node.value)):
+            targets = ", ".join(ast.unparse(t) for t in node.targets)
+            found.append((targets, lines[node.lineno - 1].strip()))
+    return found
+
+
+def local_derivative_hint(df: Any, gradient: str) -> str:
+    """Which local derivative(s) a wrong gradient ``d<v>`` is made of, named, not computed:
+    ``check ∂h/∂xW (from h = gl.tanh(xW))``."""
+    if not gradient.startswith("d") or len(gradient) < 2:
+        return ""
+    variable = gradient[1:]
+    uses = consumers(df.source, df.name, variable)
+    if not uses:
+        return ""
+    parts = [f"∂{target}/∂{variable} (from `{line}`)" for target, line in uses[:3]]
+    flows = "through it" if len(uses) == 1 else f"through the {len(uses)} lines that use it"
+    return (f"; {gradient} gathers the gradient flowing back {flows}: check the local "
+            f"derivative {' and '.join(parts)}")
 
 
 def compare(reference: Any, theirs: Any, student_lines: list[str], df: Any) -> Verdict:
@@ -146,7 +216,8 @@ def compare(reference: Any, theirs: Any, student_lines: list[str], df: Any) -> V
             line = their_lines.get(name)
             text = student_lines[line - 1].strip() if line and line <= len(student_lines) else ""
             return Verdict(False, f"{name} first differs on your line {line} ({text}) by up to "
-                                  f"{difference:.3g}", name, line, difference)
+                                  f"{difference:.3g}{local_derivative_hint(df, name)}",
+                           name, line, difference)
     got = theirs.result if isinstance(theirs.result, tuple) else (theirs.result,)
     want = reference.result if isinstance(reference.result, tuple) else (reference.result,)
     for g, w in zip(got, want):

@@ -1,10 +1,14 @@
 """A picture of the computation: values and operations as a graph, drawn by Graphviz.
 
 Built from the normalized program (one operation per statement), so it shows exactly what the
-gradient code differentiates. A loop is drawn once, as a box labeled with its header, with the
+gradient code differentiates, drawn top to bottom (inputs above, the output below) so that it
+fits a notebook's width. A loop is drawn once, as a box labeled with its header, with the
 values it carries from one iteration to the next on a dashed edge: a 50-step RNN is a handful of
-nodes, not hundreds. Given a trace, values show their shape and norm and, below, their
-gradient's norm; ``highlight`` marks the value whose gradient the current step computes.
+nodes, not hundreds. Operations show their constants (``** 2``, ``× 0.5``). Given a trace,
+values show their shape and norm and, below, their gradient's norm (not in an exercise:
+``show_gradients=False``); ``highlight`` marks the value whose gradient the current step
+computes. Each value's node has the SVG id ``<id_prefix>v_<name>``, so a page can light up
+another one with CSS (:func:`highlight_css`) without drawing again.
 """
 from __future__ import annotations
 
@@ -21,11 +25,14 @@ _SYMBOLS = {"add": "+", "subtract": "−", "multiply": "×", "divide": "÷", "po
 
 
 class Graph:
-    def __init__(self, fn: Any, report: Any = None, highlight: str | None = None) -> None:
+    def __init__(self, fn: Any, report: Any = None, highlight: str | None = None,
+                 show_gradients: bool = True, id_prefix: str = "") -> None:
         self.fn = fn
         self.unit = normalize_function(fn)
         self.report = report
         self.highlight = highlight
+        self.show_gradients = show_gradients
+        self.id_prefix = id_prefix
         self.values: dict[str, Any] = {}
         self.gradients: dict[str, Any] = {}
         if report is not None:
@@ -37,8 +44,9 @@ class Graph:
     # --- building ------------------------------------------------------------------------------
     def dot(self) -> Any:
         import graphviz
-        g = graphviz.Digraph(self.unit.ir.name, graph_attr={"rankdir": "LR", "fontsize": "10",
-                                                            "fontname": "Helvetica"},
+        g = graphviz.Digraph(self.unit.ir.name, graph_attr={"rankdir": "TB", "fontsize": "10",
+                                                            "fontname": "Helvetica",
+                                                            "nodesep": "0.25", "ranksep": "0.3"},
                              node_attr={"fontsize": "10", "fontname": "Helvetica"},
                              edge_attr={"arrowsize": "0.6"})
         self._counter = 0
@@ -62,14 +70,14 @@ class Graph:
         label = [html.escape(name)]
         v = self.values.get(name)
         if v is not None:
-            label.append(f"{v.shape} |{v.norm:.3g}|" if v.shape not in ((), (1,))
+            label.append(f"{v.shape} |·|={v.norm:.3g}" if v.shape not in ((), (1,))
                          else html.escape(v.preview.strip("[]")))
-        d = self.gradients.get(f"d{name}")
+        d = self.gradients.get(f"d{name}") if self.show_gradients else None
         if d is not None:
             grad = (html.escape(d.preview.strip("[]")) if d.shape in ((), (1,)) else
-                    f"|{d.norm:.3g}|")
+                    f"|·|={d.norm:.3g}")
             label.append(f"<font color='#c62828'>grad {grad}</font>")
-        attrs = {"shape": shape}
+        attrs = {"shape": shape, "id": f"{self.id_prefix}{self._node_id(name)}"}
         if self.highlight in (name, f"d{name}"):
             attrs.update(style="filled,bold", fillcolor="#fff59d", penwidth="2")
         g.node(self._node_id(name), "<" + "<br/>".join(label) + ">", **attrs)
@@ -122,7 +130,7 @@ class Graph:
     def _assign(self, g: Any, s: ir.Assign) -> None:
         op = s.op
         if op.kind == "prim":
-            label = _SYMBOLS.get(op.prim, op.prim)
+            label = _op_label(op)
         elif op.kind == "user":
             label = f"{getattr(op.callee, '__name__', 'call')}()"
         elif op.kind == "static":
@@ -159,11 +167,72 @@ class Graph:
         except GraphvizMissing as e:
             return {"text/html": f"<pre>{html.escape(str(e))}</pre>", "text/plain": str(e)}
 
-    def html(self) -> str:
+    def html(self, max_height: int = 640) -> str:
+        """The SVG scaled down to the page's width (never up), scrolling when taller than
+        ``max_height`` pixels."""
         try:
-            return f"<div class='gradlab-graph'>{self.svg()}</div>"
+            svg = _fit(self.svg())
         except GraphvizMissing as e:
             return f"<pre class='gradlab-graph'>{html.escape(str(e))}</pre>"
+        return (f"<div class='gradlab-graph' style='max-width:100%;overflow:auto;"
+                f"max-height:{max_height}px'>{svg}</div>")
+
+
+def highlight_css(id_prefix: str, name: str | None) -> str:
+    """A style rule lighting up value ``name``'s node in a graph drawn with ``id_prefix``."""
+    if not name:
+        return ""
+    node = f"#{id_prefix}v_{_css_ident(name)}"
+    return (f"<style>{node} ellipse, {node} polygon {{fill:#fff59d;stroke:#f57f17;"
+            f"stroke-width:2.5px}}</style>")
+
+
+def _css_ident(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "_-" else f"\\{ord(c):x} " for c in name)
+
+
+def _fit(svg: str) -> str:
+    """The SVG without the fixed size Graphviz gives it, so that CSS can scale it down to the
+    width it has (its viewBox keeps the proportions); natural size is the most it takes."""
+    import re
+    start = svg.find("<svg")
+    if start < 0:
+        return svg
+    end = svg.find(">", start)
+    tag = svg[start:end]
+    width = re.search(r'width="([0-9.]+)pt"', tag)
+    natural = f"width:{float(width.group(1)) * 4 / 3:.0f}px;" if width else ""
+    tag = re.sub(r'\s(width|height)="[^"]*"', "", tag)
+    tag += f' style="max-width:100%;height:auto;{natural}"'
+    return tag + svg[end:]      # (what came before <svg is the XML prolog and a comment)
+
+
+def _op_label(op: Any) -> str:
+    """An operation's symbol with its constants: ``** 2``, ``× 0.5``, ``sum(axis=0)``,
+    ``[0]``."""
+    symbol = _SYMBOLS.get(op.prim, op.prim)
+    constants = [_atom_text(a) for a in op.args if not isinstance(a, str)]
+    keywords = [f"{k}={_atom_text(v)}" for k, v in op.kwargs.items() if not isinstance(v, str)]
+    if op.prim in ("getitem", "list_getitem") and constants:
+        return f"[{', '.join(constants)}]"
+    if op.style == "binop" and len(op.args) == 2 and len(constants) == 1:
+        first_is_constant = not isinstance(op.args[0], str)
+        return f"{constants[0]} {symbol}" if first_is_constant else f"{symbol} {constants[0]}"
+    if keywords:
+        return f"{symbol}({', '.join(keywords)})"
+    return symbol
+
+
+def _atom_text(atom: Any) -> str:
+    if isinstance(atom, ir.Const):
+        return repr(atom.value)
+    try:
+        import ast
+
+        import gast
+        return ast.unparse(gast.gast_to_ast(atom))
+    except Exception:  # an atom gradlab cannot print is left out of the label
+        return "…"
 
 
 def _carried(body: list[ir.Stmt]) -> set[str]:
@@ -183,12 +252,12 @@ class GraphvizMissing(RuntimeError):
                          "brew install graphviz; conda: conda install graphviz) and run again.")
 
 
-def graph(df_or_fn: Any, *args: Any, highlight: str | None = None) -> Graph:
+def graph(df_or_fn: Any, *args: Any, highlight: str | None = None,
+          show_gradients: bool = True, id_prefix: str = "", report: Any = None) -> Graph:
     """The computation graph of a function (or of the function a gradient was made from),
-    annotated with values and gradients when ``args`` are given."""
+    annotated with values and gradients when ``args`` are given (or a trace ``report``)."""
     fn = getattr(df_or_fn, "fn", df_or_fn)
-    report = None
-    if args and hasattr(df_or_fn, "_transform"):
+    if report is None and args and hasattr(df_or_fn, "_transform"):
         from .tracing import trace
         report = trace(df_or_fn)(*args)
-    return Graph(fn, report, highlight)
+    return Graph(fn, report, highlight, show_gradients, id_prefix)

@@ -31,6 +31,17 @@ class RunResult:
     check: Any = None
     diagnosis: str = ""      # where a NaN/Inf first appeared, when the gradient has one
     note: str = ""           # what the numbers shown are, when it is not the plain gradient
+    #: a gradient whose shape is not its parameter's, in words (an edit returning ``dW.T``)
+    shape_problems: list[str] = field(default_factory=list)
+    #: with ``'all'``: the largest difference from the first framework's gradient
+    difference: float | None = None
+    names: tuple[str, ...] = ()   # the gradients' names (dW, db...)
+
+    @property
+    def ok(self) -> bool:
+        """Ran, finite, shaped like its parameters, and checked fine when checked."""
+        return not (self.error or self.diagnosis or self.shape_problems) and (
+            self.check is None or self.check.ok)
 
     @property
     def line(self) -> str:
@@ -42,17 +53,28 @@ class RunResult:
         """The value, each gradient's shape and a preview."""
         if self.error:
             return self.line
+        return "\n".join(self.value_lines() + self.warnings() + [self.line])
+
+    def value_lines(self) -> list[str]:
+        """The value and each gradient: shape, dtype and its first entries."""
         parts = [f"value {_preview(self.value)}"] if self.value is not None else []
         grads = self.gradients if isinstance(self.gradients, tuple) else (self.gradients,)
-        for g in grads:
+        names = self.names if len(self.names) == len(grads) else ("",) * len(grads)
+        for name, g in zip(names, grads):
             dtype = getattr(g, "dtype", type(g).__name__)
             dtype = str(dtype).replace("torch.", "").replace("<dtype: '", "").rstrip("'>")
-            parts.append(f"gradient shape {tuple(np.shape(_numpy(g)))} {dtype} {_preview(g)}")
-        if self.note:
-            parts.append(f"note: {self.note}")
+            label = f"gradient {name} " if name else "gradient "
+            parts.append(f"{label}shape {tuple(np.shape(_numpy(g)))} {dtype} {_preview(g)}")
+        return parts
+
+    def warnings(self) -> list[str]:
+        """What is wrong with the numbers shown (in red in the panel), then notes."""
+        parts = list(self.shape_problems)
         if self.diagnosis:
             parts.append(self.diagnosis)
-        return "\n".join(parts + [self.line])
+        if self.note:
+            parts.append(f"note: {self.note}")
+        return parts
 
 
 def _numpy(x: Any) -> Any:
@@ -76,19 +98,31 @@ def _preview(x: Any, n: int = 6) -> str:
 
 @dataclass
 class GradSession:
-    """A generated function, its (possibly edited) current version, and runs of it."""
+    """A generated function, its (possibly edited) current version, and runs of it.
+
+    ``active`` is the version that runs: the generated function, or the last edit that
+    compiled. ``on_active`` callbacks hear of every change of it (the notebook rebinds its name
+    for the gradient to the active version); ``listeners`` hear of any change at all."""
 
     df: Any
     args: tuple[Any, ...] | None = None
     active: Any = None
     error: str = ""
     error_line: int | None = None
+    #: the last failed edit's message without its line (``error`` has both)
+    error_message: str = ""
     diff_text: str = ""
     results: list[RunResult] = field(default_factory=list)
     listeners: list[Callable[[], None]] = field(default_factory=list)
+    on_active: list[Callable[[Any], None]] = field(default_factory=list)
+    #: what runs now, as "torch · cpu" (empty when idle): the panel's busy state
+    running: str = ""
+    #: the version the results shown come from
+    results_of: Any = None
 
     def __post_init__(self) -> None:
         self.active = self.df
+        self._kept: dict[int, tuple[Any, list[RunResult]]] = {}   # id(version) -> its results
 
     # --- the code -------------------------------------------------------------------------
     @property
@@ -99,27 +133,84 @@ class GradSession:
     def generated_source(self) -> str:
         return self.df.source  # type: ignore[no-any-return]
 
+    @property
+    def edited(self) -> bool:
+        return self.active is not self.df
+
+    @property
+    def stale(self) -> bool:
+        """Whether the results shown come from another version than the active one (another
+        code: compiling the same text again makes no difference)."""
+        return bool(self.results) and self.results_of is not self.active and (
+            getattr(self.results_of, "source", None) != self.source)
+
+    def changed_lines(self) -> int:
+        """How many lines of the generated code the active version changes (added, removed
+        or rewritten lines, counted once per pair)."""
+        import difflib
+        if not self.edited:
+            return 0
+        matcher = difflib.SequenceMatcher(a=self.df.source.splitlines(),
+                                          b=self.source.splitlines(), autojunk=False)
+        return sum(max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+                   if tag != "equal")
+
+    def version(self) -> str:
+        """``generated`` or ``edited: 2 lines changed``."""
+        if not self.edited:
+            return "generated"
+        n = self.changed_lines()
+        return f"edited: {n} line{'s' if n != 1 else ''} changed" if n else "edited: no change"
+
+    def header(self, name: str | None = None) -> str:
+        """What the function is and which version runs, e.g.
+        ``dloss(W, x) → ∂loss/∂W · edited: 1 line changed``; ``name`` is what the caller
+        calls it (the notebook's name), the generated function's own name by default."""
+        df = self.df
+        fn_name = getattr(df.fn, "__name__", "f")
+        called = f"{name or df.name}({', '.join(df.params)})"
+        if df.mode == "jvp":
+            what = f"{fn_name} and its derivative along " + ", ".join(f"{w}_dot" for w in df.wrt)
+            called = f"{name or df.name}({', '.join(df.params)}, " + ", ".join(
+                f"{w}_dot" for w in df.wrt) + ")"
+        elif df.mode == "hvp":
+            what = "Hessian-vector product of " + fn_name
+        else:
+            what = ", ".join(f"∂{fn_name}/∂{w}" for w in df.wrt)
+        return f"{called} → {what} · {self.version()}"
+
     def recompile(self, edited: str) -> bool:
         """Compile an edit; on failure keep the previous version and record the error."""
         from .edit import EditError, diff, recompile
-        self.error, self.error_line = "", None
+        self.error, self.error_line, self.error_message = "", None, ""
         try:
             new = recompile(edited, like=self.df)
         except EditError as e:
-            self.error, self.error_line = str(e), e.lineno
+            self.error, self.error_line, self.error_message = str(e), e.lineno, e.message
             self._changed()
             return False
         except Exception as e:  # anything else an edit can provoke: report, keep the old one
-            self.error = f"{type(e).__name__}: {e}"
+            self.error = self.error_message = f"{type(e).__name__}: {e}"
             self._changed()
             return False
-        self.active = new
         self.diff_text = diff(self.df, new)
-        self._changed()
+        self._activate(new)
         return True
 
     def reset(self) -> None:
-        self.active, self.diff_text, self.error, self.error_line = self.df, "", "", None
+        """Back to the generated code, with the results it last had (none if it never ran)."""
+        self.diff_text, self.error, self.error_line, self.error_message = "", "", None, ""
+        version, results = self._kept.get(id(self.df), (self.df, []))
+        self.results, self.results_of = list(results), version if results else None
+        self._activate(self.df)
+
+    def _activate(self, version: Any) -> None:
+        self.active = version
+        for callback in self.on_active:
+            try:
+                callback(version)
+            except Exception as e:  # a binding that fails must not lose the new version
+                self.error = f"could not pass on the new version: {type(e).__name__}: {e}"
         self._changed()
 
     # --- running --------------------------------------------------------------------------
@@ -134,10 +225,43 @@ class GradSession:
             self._changed()
             return []
         targets = self.frameworks() if framework == "all" else [framework]
-        self.results = [self._run_one(fw, device, check, repeats) for fw in targets]
+        results = []
+        try:
+            for i, fw in enumerate(targets):
+                self.running = f"{fw} · {device}"
+                self._changed()
+                # with 'all', the checks run once (on the first): one table, not four blocks
+                results.append(self._run_one(fw, device, check and i == 0, repeats))
+        finally:
+            self.running = ""
+        if len(results) > 1:
+            _compare_with_first(results)
+        self.results, self.results_of = results, self.active
+        self._kept[id(self.active)] = (self.active, results)
+        if len(self._kept) > 2:      # the generated version's and the active one's
+            self._kept = {k: v for k, v in self._kept.items()
+                          if k in (id(self.df), id(self.active))}
         self.error = next((r.error for r in self.results if r.error), "")
         self._changed()
         return self.results
+
+    def comparison(self) -> str:
+        """The results of a run on several frameworks as one table: framework, device, median
+        time, first call and the largest difference from the first framework's gradient."""
+        rows = [("framework", "device", "median", "first call", "max |Δ| vs " + (
+            self.results[0].framework if self.results else "first"), "")]
+        for r in self.results:
+            if r.error:
+                rows.append((r.framework, r.device, "", "", "", "error: " + r.error))
+                continue
+            t = r.timing
+            diff = "—" if r.difference is None else f"{r.difference:.2e}"
+            status = "; ".join(r.shape_problems) or ("NaN/Inf" if r.diagnosis else "ok")
+            rows.append((r.framework, r.device, _ms(t.median_ms) if t else "",
+                         _ms(t.first_ms) if t else "", diff, status))
+        widths = [max(len(row[i]) for row in rows) for i in range(5)]
+        return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[5]
+                         for row in rows).rstrip()
 
     def _run_one(self, framework: str, device: str, check: bool, repeats: int) -> RunResult:
         label = framework
@@ -155,10 +279,12 @@ class GradSession:
                                              repeats=repeats)
             _after_first_run(self.active, original, value, inputs)
             result = RunResult(framework, timing.device, timing, value, grads,
-                               note=_output_note(self.active, value))
+                               note=_output_note(self.active, value),
+                               shape_problems=_shape_problems(self.active, grads, inputs),
+                               names=tuple(f"d{w}" for w in getattr(self.active, "wrt", ())))
             if not _finite(grads):   # the NaN hunt: say where it started
                 result.diagnosis = self._hunt_nan(inputs, NAN_HUNT_STEPS)
-            if check:
+            if check and not result.shape_problems:
                 from .checking import check_gradient
                 result.check = check_gradient(self.df.fn, self.active, inputs)
             return result
@@ -193,6 +319,51 @@ class GradSession:
     def _changed(self) -> None:
         for listener in self.listeners:
             listener()
+
+
+def _ms(value: float) -> str:
+    from .timing import _ms as format_ms
+    return format_ms(value)
+
+
+def _shape_problems(df: Any, grads: Any, inputs: tuple[Any, ...]) -> list[str]:
+    """Each gradient whose shape differs from its parameter's, in words: an edit that
+    returns ``dW.T`` runs, but its result is no gradient of W."""
+    if getattr(df, "mode", "") not in ("grad", "value_and_grad"):
+        return []
+    items = grads if isinstance(grads, tuple) and df.many else (grads,)
+    problems = []
+    for w, g in zip(df.wrt, items):
+        position = df.params.index(w) if w in df.params else None
+        if position is None or position >= len(inputs):
+            continue
+        x = inputs[position]
+        if not (hasattr(x, "shape") or isinstance(x, (int, float))) or not (
+                hasattr(g, "shape") or isinstance(g, (int, float))):
+            continue
+        want, got = tuple(np.shape(_numpy(x))), tuple(np.shape(_numpy(g)))
+        if want != got:
+            problems.append(f"d{w} has shape {got} but {w} has shape {want}: it cannot be "
+                            f"{w}'s gradient")
+    return problems
+
+
+def _compare_with_first(results: list[RunResult]) -> None:
+    """Each result's largest difference from the first one's gradients (in float64)."""
+    first = results[0]
+    if first.error:
+        return
+    reference = first.gradients if isinstance(first.gradients, tuple) else (first.gradients,)
+    for r in results:
+        if r.error:
+            continue
+        mine = r.gradients if isinstance(r.gradients, tuple) else (r.gradients,)
+        try:
+            r.difference = max((float(np.max(np.abs(
+                np.asarray(_numpy(a), dtype=np.float64) - np.asarray(_numpy(b), dtype=np.float64)),
+                initial=0.0)) for a, b in zip(mine, reference)), default=0.0)
+        except (TypeError, ValueError):   # shapes that do not match: said elsewhere
+            r.difference = None
 
 
 #: The automatic search for the first NaN/Inf after a run records this many steps in full

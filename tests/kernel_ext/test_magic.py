@@ -73,15 +73,17 @@ def test_backend_all(shell):
 def test_text_rendering_for_terminals(shell):
     panel = shell.run_cell_magic("grad", '--run "W, x"', LOSS)
     text = panel.text(color="never")
-    assert text.startswith("def dloss_dW(W, x, *, dloss=1.0):")
-    assert "gradient shape (3, 2)" in text and "numpy · cpu" in text
+    header, _, rest = text.partition("\n\n")
+    assert header == "dloss(W, x) → ∂loss/∂W · generated"
+    assert rest.startswith("def dloss_dW(W, x, *, seed=1.0):")
+    assert "gradient dW shape (3, 2)" in text and "numpy · cpu" in text
     bundle = panel._repr_mimebundle_()
     assert "text/plain" in bundle
 
 
 BAD_CELLS = [
     ("", "x = 1\n", "defines no function"),
-    ("", "def f(x):\n    return x +\n", "syntax error on line 2"),
+    ("", "def f(x):\n    return x +\n", "syntax error on line 3"),
     ("", "def f(x):\n    try:\n        return x\n    except Exception:\n        return x\n",
      "try/except"),
     ("", "f = lambda x: x\n", "defines no function"),
@@ -149,3 +151,83 @@ def test_run_on_a_non_scalar_output_says_what_the_gradient_is(shell):
     panel = shell.run_cell_magic("grad", '--run "x"', "def f(x):\n    return np.tanh(x)\n")
     assert "not a scalar: the gradient shown is that of sum(f(...))" in panel.text(
         color="never")
+
+
+# --- the notebook's name follows the panel's active version --------------------------------------
+def test_surgery_rebinds_the_notebooks_name_and_reset_restores_it(shell):
+    panel = shell.run_cell_magic("grad", '--run "W, x"', LOSS)
+    W, x = shell.user_ns["W"], shell.user_ns["x"]
+    generated = shell.user_ns["dloss"]
+    before = generated(W, x)
+    assert panel.recompile(panel.session.source.replace("    return dW",
+                                                        "    dW = dW * 0.5\n    return dW"))
+    assert shell.user_ns["dloss"] is panel.session.active
+    np.testing.assert_allclose(shell.run_cell("dloss(W, x)").result, 0.5 * before)
+    assert panel.header == "dloss(W, x) → ∂loss/∂W · edited: 1 line changed"
+    panel.reset()
+    assert shell.user_ns["dloss"] is generated
+    assert panel.header == "dloss(W, x) → ∂loss/∂W · generated"
+
+
+def test_a_name_the_user_gave_to_something_else_is_left_alone(shell):
+    panel = shell.run_cell_magic("grad", "", LOSS)
+    shell.run_cell("dloss = 'mine now'")
+    assert panel.recompile(panel.session.source)
+    assert shell.user_ns["dloss"] == "mine now"
+    newer = shell.run_cell_magic("grad", "", LOSS)      # a newer cell's gradient, same name
+    assert panel.recompile(panel.session.source)
+    assert shell.user_ns["dloss"] is newer.session.df
+
+
+def test_an_exercise_names_its_gradient_only_once_solved(shell):
+    panel = shell.run_cell_magic("grad", '--exercise --run "W, x"', LOSS)
+    assert "dloss" not in shell.user_ns
+    head, sep, tail = panel.exercise.starter.partition("# ── backward ──")
+    tail = tail.replace("    # return np.mean(h ** 2)\n", "    # return np.mean(h ** 2)\n"
+                        "    dh = 2 * h * (seed / gl.size(h_pow2))\n")
+    tail = tail.replace("    # h = np.tanh(x @ W)\n", "    # h = np.tanh(x @ W)\n"
+                        "    dxW = (1.0 - h * h) * dh\n    dW = gl.matmul_grad_y(dxW, x, W)\n")
+    assert panel.check_exercise(head + sep + tail).ok
+    assert shell.user_ns["dloss"] is panel.session.active
+
+
+# --- small things ---------------------------------------------------------------------------------
+def test_usage_says_the_cell_magic(shell):
+    doc = shell.magics_manager.magics["cell"]["grad"].__doc__
+    usage = doc.split("::", 1)[1].strip().splitlines()[0]
+    assert usage.startswith("%%grad [--wrt WRT]"), usage
+
+
+def test_a_mistyped_option_gets_a_suggestion(shell):
+    with pytest.raises(UsageError) as info:
+        shell.run_cell_magic("grad", '--runn "W, x"', LOSS)
+    assert "unrecognized arguments: --runn" in str(info.value)
+    assert "--runn: did you mean --run?" in str(info.value)
+    with pytest.raises(UsageError) as info:
+        shell.run_cell_magic("grad", "--chekc", LOSS)
+    assert "did you mean --check?" in str(info.value)
+
+
+def test_line_numbers_are_the_cell_editors(shell):
+    """The %%grad line is line 1 of the cell, as the editor shows it."""
+    cell = "def f(x):\n    y = x * 2\n    try:\n        return y\n    except Exception:\n" \
+           "        return y\n"
+    with pytest.raises(UsageError, match="at cell line 4: try:"):
+        shell.run_cell_magic("grad", "", cell)
+    panel = shell.run_cell_magic("grad", '--run "W, x"', LOSS)
+    stepper = panel.step_through()
+    assert stepper.forward_line == (4, "return np.mean(h ** 2)")
+    stepper.go(1)
+    assert stepper.forward_line == (3, "h = np.tanh(x @ W)")
+
+
+def test_terminal_output_has_no_colour_when_asked(shell, monkeypatch):
+    panel = shell.run_cell_magic("grad", '--run "W, x"', LOSS)
+    monkeypatch.setattr(shell, "colors", "nocolor", raising=False)
+    assert "\x1b[" not in panel._repr_mimebundle_()["text/plain"]
+    from gradlab.workbench.display import terminal_palette
+    assert terminal_palette("auto") is None
+    monkeypatch.setattr(shell, "colors", "linux", raising=False)
+    assert terminal_palette("always") == "dark"
+    monkeypatch.setattr(shell, "colors", "lightbg", raising=False)
+    assert terminal_palette("always") == "light"

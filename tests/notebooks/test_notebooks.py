@@ -13,9 +13,11 @@ To refresh the stored outputs after editing a lesson (or after gradlab changed w
     .venv/bin/python -m tests.notebooks.test_notebooks --write 03_backprop_classroom
 
 ``--write`` executes the same way and then stores the notebook without the parts that only a
-live kernel can use: the widget views (model ids that mean nothing once the kernel is gone) and
-the widget state. What is left for each ``%%grad`` panel is its ``text/html`` and
-``text/plain`` rendering, which is what a code-hosting site shows.
+live kernel can use: the widget views (model ids that mean nothing once the kernel is gone), the
+outputs that held nothing else, and the widget state. What is left for each ``%%grad`` panel
+(and each stepper shown) is its static twin, the output beside the widget holding its
+``text/html`` and ``text/plain`` view (see ``gradlab/kernel_ext/reopen.py``), which is what a
+code-hosting site shows.
 """
 from __future__ import annotations
 
@@ -78,12 +80,19 @@ def needed_frameworks(nb: Any) -> set[str]:
 
 
 def strip_for_storage(nb: Any) -> Any:
-    """Drop what only a live kernel can use: widget views and the widget state."""
+    """Drop what only a live kernel can use: widget views, the outputs that held nothing else
+    (a live widget's output carries an empty ``text/plain``: its static twin has the view), and
+    the widget state."""
     for cell in code_cells(nb):
+        kept = []
         for out in cell.get("outputs", []):
             data = out.get("data")
-            if data is not None:
-                data.pop(WIDGET_VIEW, None)
+            if data is not None and WIDGET_VIEW in data:
+                data.pop(WIDGET_VIEW)
+                if not any(value for value in data.values()):
+                    continue
+            kept.append(out)
+        cell["outputs"] = kept
     nb.metadata.pop("widgets", None)
     return nb
 
@@ -94,6 +103,26 @@ def has_output(cell: Any) -> bool:
 
 # --- tests ----------------------------------------------------------------------------------------
 PATHS = notebook_paths()
+
+
+def test_storage_keeps_the_static_twin_and_drops_the_live_widget():
+    """A %%grad panel's two outputs (the widget, empty in text; its static twin) become one."""
+    nbformat = pytest.importorskip("nbformat")
+    cell = nbformat.v4.new_code_cell("%%grad ...")
+    cell.outputs = [
+        nbformat.v4.new_output("execute_result", {WIDGET_VIEW: {"model_id": "abc"},
+                                                  "text/plain": ""}, execution_count=1),
+        nbformat.v4.new_output("display_data", {"text/html": "<div class='gradlab-static'>",
+                                                "text/plain": "dloss(W, x) → ..."}),
+        nbformat.v4.new_output("display_data", {WIDGET_VIEW: {"model_id": "def"},
+                                                "text/plain": "Button(...)"}),
+    ]
+    nb = nbformat.v4.new_notebook(cells=[cell])
+    nb.metadata["widgets"] = {"state": {}}
+    stored = strip_for_storage(nb)
+    assert [sorted(o["data"]) for o in stored.cells[0].outputs] == [
+        ["text/html", "text/plain"], ["text/plain"]]
+    assert "widgets" not in stored.metadata
 IDS = [p.stem for p in PATHS]
 
 

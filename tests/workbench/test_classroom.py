@@ -49,10 +49,10 @@ def test_step_through_widget_buttons():
     s = gradlab.step(gradlab.grad(loss), W, X)
     w = s.widget
     s.next_button.click()
-    assert s.index == 1 and s.slider.value == 1
+    assert s.index == 1 and s.slider.value == 2          # the slider counts as the text does
     s.prev_button.click()
     assert s.index == 0
-    s.slider.value = 2
+    s.slider.value = 3
     assert s.index == 2 and "step 3 of" in s.view.value
     del w
 
@@ -80,7 +80,7 @@ def test_graph_without_dot_says_how_to_install(monkeypatch):
 def _attempt(ex, dxW_line):
     head, sep, tail = ex.starter.partition("# ── backward ──")
     tail = tail.replace("    # return np.mean(h ** 2)\n",
-                        "    # return np.mean(h ** 2)\n    dh = 2 * h * (dloss / gl.size(h_pow2))\n")
+                        "    # return np.mean(h ** 2)\n    dh = 2 * h * (seed / gl.size(h_pow2))\n")
     tail = tail.replace("    # h = np.tanh(x @ W)\n",
                         f"    # h = np.tanh(x @ W)\n    {dxW_line}\n"
                         f"    dW = gl.matmul_grad_y(dxW, x, W)\n")
@@ -91,6 +91,7 @@ def test_exercise_starter_hides_the_answer():
     ex = gradlab.exercise(loss, W, X)
     assert "dxW" not in ex.starter and "# h = np.tanh(x @ W)" in ex.starter
     assert ex.starter.rstrip().endswith("return dW")
+    assert "# (start from seed, the gradient flowing into the output)" in ex.starter
     assert not ex.revealed
     assert "dxW = (1.0 - h * h) * dh" in ex.solution() and ex.revealed
 
@@ -121,3 +122,65 @@ def test_gradient_norms_show_vanishing_gradients():
     assert norms[-1] < norms[0]             # smaller as they flow back in time
     fig = gradlab.plot_gradient_norms(report, ["dh"])
     assert fig.axes[0].get_yscale() == "log"
+
+
+# --- the stepper as a teaching tool -----------------------------------------------------------
+def test_steps_count_from_one_and_the_seed_is_the_outputs_gradient():
+    s = gradlab.step(gradlab.grad(loss), W, X)
+    assert s.number == 1 and s.text().startswith("step 1 of 3")
+    rows = {r.name: r for r in s.rows()}
+    assert "seed" not in rows                                    # not a variable of yours
+    assert rows["loss"].seed and rows["loss"].adjoint is not None
+    assert "1  (the seed)" in s.table()
+    w = s.widget
+    assert (s.slider.min, s.slider.max, s.slider.value) == (1, 3, 1)
+    s.slider.value = 3
+    assert s.index == 2 and "step 3 of 3" in s.view.value
+    del w
+
+
+def test_small_arrays_show_their_entries_and_what_the_step_changed():
+    s = gradlab.step(gradlab.grad(loss), W, X)
+    s.go(1)                                                      # dxW = (1.0 - h * h) * dh
+    row = next(r for r in s.rows() if r.name == "xW")
+    assert row.current and "dxW" in s.current_names
+    assert "(4, 2) [0.3, 0.3," in s.table()                       # 8 entries: all shown
+    assert "background:#fff176" in s.html() and "the seed" in s.html()
+    big = gradlab.step(gradlab.grad(loss), np.full((5, 4), 0.1), np.ones((6, 5)))
+    assert "(6, 5) |·|=5.477" in big.table()                      # 30 entries: shape and norm
+    assert "|·|=0.51 is an array of shape (3, 2) whose norm" in big.table()
+
+
+def test_the_graph_reads_top_to_bottom_shows_constants_and_hides_gradients_when_asked():
+    g = gradlab.graph(gradlab.grad(loss), W, X, id_prefix="p-")
+    source = g.dot().source
+    assert "rankdir=TB" in source and '"** 2"' in source
+    assert 'id="p-v_xW"' in source and "grad |·|=" in source
+    hidden = gradlab.graph(gradlab.grad(loss), W, X, show_gradients=False)
+    assert "grad " not in hidden.dot().source and "|·|=" in hidden.dot().source
+    if shutil.which("dot") is not None:
+        markup = g.html()
+        assert "<svg" in markup and "<?xml" not in markup
+        assert 'style="max-width:100%;height:auto;' in markup
+    from gradlab.workbench.graphs import highlight_css
+    assert "#p-v_xW ellipse" in highlight_css("p-", "xW")
+
+
+# --- exercises ---------------------------------------------------------------------------------
+def test_an_answer_that_ignores_the_seed_fails_and_is_told_why():
+    ex = gradlab.exercise(loss, W, X)
+    ignoring = _attempt(ex, "dxW = (1.0 - h * h) * dh").replace("(seed /", "(1.0 /")
+    verdict = ex.check(ignoring)
+    assert not verdict.ok and verdict.name == "dh"
+    assert verdict.message.startswith("your gradients are right when the seed is 1 but not "
+                                      "when it is")
+    assert "must start from the seed `seed`" in verdict.message
+
+
+def test_a_wrong_gradient_names_the_local_derivative_to_look_at():
+    ex = gradlab.exercise(loss, W, X)
+    verdict = ex.check(_attempt(ex, "dxW = (1.0 - h) * dh"))
+    assert ("dxW gathers the gradient flowing back through it: check the local derivative "
+            "∂h/∂xW (from `h = gl.tanh(xW)`)") in verdict.message
+    from gradlab.workbench.exercises import consumers
+    assert consumers(ex.df.source, ex.df.name, "h") == [("h_pow2", "h_pow2 = h ** 2")]

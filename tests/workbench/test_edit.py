@@ -31,7 +31,7 @@ def test_recompile_happy_path_and_diff():
 @pytest.mark.parametrize("change, message, marker", [
     (lambda s: s.replace("dxW = (1.0", "dxW = (1.0 (", 1), "syntax error", "dxW = (1.0 ("),
     (lambda s: s.replace("return dW", "return dWW"), "unknown name 'dWW'", "return dWW"),
-    (lambda s: s.replace("(W, x, *, dloss=1.0)", "(W, *, dloss=1.0)"), "must keep the parameters",
+    (lambda s: s.replace("(W, x, *, seed=1.0)", "(W, *, seed=1.0)"), "must keep the parameters",
      "def dloss_dW"),
     (lambda s: s.replace("    return dW\n", ""), "must end with `return", "def dloss_dW"),
     (lambda s: s + "print('hello')\n", "only function definitions", "print('hello')"),
@@ -76,3 +76,22 @@ def test_recompile_forward_mode_and_hvp_code():
 def test_recompile_like_a_plain_function_is_refused_clearly():
     with pytest.raises(gradlab.EditError, match="like= must be a function made by gradlab.grad"):
         gradlab.recompile(gradlab.grad(loss).source, like=loss)
+
+
+def test_an_edit_may_name_the_seed_its_own_way():
+    """Code written for an older generated signature (``*, dloss=1.0``) still recompiles."""
+    df = gradlab.grad(loss)
+    older = df.source.replace("seed", "dloss")
+    assert "*, dloss=1.0)" in older.splitlines()[0]
+    edited = gradlab.recompile(older, like=df)
+    assert edited.seed_name == "dloss"
+    np.testing.assert_allclose(edited(W, X, seed=2.0), df(W, X, seed=2.0))
+
+
+def test_an_edit_error_keeps_its_message_apart_from_its_line():
+    df = gradlab.grad(loss)
+    with pytest.raises(gradlab.EditError) as info:
+        gradlab.recompile(df.source.replace("return dW", "return dW +"), like=df)
+    assert info.value.message == "syntax error: invalid syntax"
+    assert str(info.value) == f"syntax error: invalid syntax (line {info.value.lineno}: " \
+                              f"return dW +)"

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import gradlab
 from gradlab.workbench import session as session_module
@@ -51,3 +52,70 @@ def test_a_run_is_checked_by_the_semantic_guard(monkeypatch):
 
 def squashed(x):
     return np.sum(np.tanh(x))
+
+
+def loss(W, x):
+    h = np.tanh(x @ W)
+    return np.mean(h ** 2)
+
+
+W, X = np.full((3, 2), 0.1), np.ones((4, 3))
+
+
+def test_the_header_says_which_version_runs():
+    s = GradSession(gradlab.grad(loss), (W, X))
+    assert s.header() == "dloss_dW(W, x) → ∂loss/∂W · generated"
+    assert s.header("dloss") == "dloss(W, x) → ∂loss/∂W · generated"
+    assert s.recompile(s.source.replace("    return dW", "    dW = dW * 0.5\n    return dW"))
+    assert s.version() == "edited: 1 line changed" and s.changed_lines() == 1
+    assert s.recompile(s.source.replace("dW * 0.5", "dW * 0.25").replace("dh\n", "dh * 1\n"))
+    assert s.header("dloss") == "dloss(W, x) → ∂loss/∂W · edited: 2 lines changed"
+    many = GradSession(gradlab.grad(loss, wrt=(0, 1)))
+    assert many.header() == "dloss_dW_dx(W, x) → ∂loss/∂W, ∂loss/∂x · generated"
+    assert GradSession(gradlab.jvp(loss)).header().startswith(
+        "loss_jvp_W(W, x, W_dot) → loss and its derivative along W_dot")
+
+
+def test_on_active_hears_each_new_version_and_reset_brings_back_the_results():
+    s = GradSession(gradlab.grad(loss), (W, X))
+    heard = []
+    s.on_active.append(heard.append)
+    (generated,) = s.run()
+    assert s.recompile(s.source.replace("    return dW", "    dW = dW * 0.5\n    return dW"))
+    assert heard == [s.active] and s.stale
+    s.run()
+    assert not s.stale
+    assert not s.recompile("def broken(:\n")                   # a failed edit changes nothing
+    assert heard == [s.active]
+    s.reset()
+    assert heard[-1] is s.df and s.results == [generated] and not s.stale
+
+
+def test_compiling_the_same_text_again_does_not_make_results_stale():
+    s = GradSession(gradlab.grad(loss), (W, X))
+    edited = s.source.replace("    return dW", "    dW = dW * 0.5\n    return dW")
+    s.recompile(edited)
+    s.run()
+    s.recompile(edited)
+    assert not s.stale
+
+
+def test_a_gradient_shaped_unlike_its_parameter_is_a_problem():
+    s = GradSession(gradlab.grad(loss), (W, X))
+    assert s.recompile(s.source.replace("return dW", "return dW.T"))
+    (result,) = s.run(check=True)
+    assert result.shape_problems == [
+        "dW has shape (2, 3) but W has shape (3, 2): it cannot be W's gradient"]
+    assert not result.ok and result.check is None
+    assert result.summary().splitlines()[2] == result.shape_problems[0]
+
+
+def test_several_frameworks_make_one_comparison():
+    pytest.importorskip("torch")
+    s = GradSession(gradlab.grad(loss), (W, X))
+    results = s.run("all", check=True)
+    assert [r.check is not None for r in results] == [True] + [False] * (len(results) - 1)
+    assert results[0].difference == 0.0
+    assert all(r.difference < 1e-6 for r in results)
+    rows = s.comparison().splitlines()
+    assert len(rows) == len(results) + 1 and all(row.rstrip().endswith("ok") for row in rows[1:])

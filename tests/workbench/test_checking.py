@@ -1,0 +1,35 @@
+"""Gradient checks: what 'not applicable' means, and gradients shaped unlike their parameter."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gradlab
+from gradlab.workbench.checking import check_gradient
+
+
+def loss(W, x):
+    h = np.tanh(x @ W)
+    return np.mean(h ** 2)
+
+
+W, X = np.full((3, 2), 0.1), np.ones((4, 3))
+
+
+def test_a_numpy_function_under_another_framework_says_why_it_is_not_applicable():
+    torch = pytest.importorskip("torch")
+    report = check_gradient(loss, gradlab.grad(loss), (torch.tensor(W), torch.tensor(X)))
+    row = next(r for r in report.rows if r.reference == "torch.autograd")
+    assert row.note == ("not applicable: your function calls NumPy (np.tanh, np.mean); "
+                        "torch.autograd cannot trace it (the finite differences above still "
+                        "check the gradient)")
+    assert report.ok
+
+
+def test_a_wrongly_shaped_gradient_is_not_compared():
+    df = gradlab.grad(loss)
+    transposed = gradlab.recompile(df.source.replace("return dW", "return dW.T"), like=df)
+    report = check_gradient(loss, transposed, (W, X))
+    first = report.rows[0]
+    assert first.max_abs_error is None
+    assert first.note == "not compared: the gradient has shape (2, 3), W has shape (3, 2)"
