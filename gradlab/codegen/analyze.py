@@ -166,7 +166,7 @@ def _is_shape_access(node: gast.expr) -> bool:
     return isinstance(node, gast.Attribute) and node.attr in ("shape", "ndim", "dtype", "size")
 
 
-def check(fn: ir.Function, act: Activity, parsed_error: object, mode: str = "reverse",
+def check(fn: ir.Function, act: Activity, mode: str = "reverse",
           helper: bool = False, generated: bool = False) -> None:
     """Refuse what would silently lose or corrupt a gradient. ``helper``: ``fn`` is called by
     the user's other code, which may read its arguments after the call. ``generated``: ``fn``
@@ -174,7 +174,7 @@ def check(fn: ir.Function, act: Activity, parsed_error: object, mode: str = "rev
     (``gl.index_update`` returns a new array, its stacks hold values no one writes into), so
     the aliasing check, which guards against NumPy's in-place semantics in the user's code
     (checked when that gradient was generated), has nothing to find there."""
-    error = parsed_error  # a callable (message, origin, construct) -> Exception
+    error = ir.refusal
     for s in ir.walk(fn.body):
         if mode == "reverse" and (
                 isinstance(s, ir.Effect) and s.kind == "list_set" and s.target in act.varied

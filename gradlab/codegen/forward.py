@@ -16,9 +16,11 @@ import gast
 from ..errors import NoRuleError
 from . import ir, trees
 from .analyze import SCALAR, array_arguments, check, number_params, shape_classes
-from .emit import assign, attr, call, const, expr_stmt, index_value, name
+from .build import REQUIRED, assign, attr, call, const, expr_stmt, function_def, index_value, \
+    name, subscript_index
 from .ir import Assign
 from .naming import Names
+from .primal import structured
 from .resolve import bindings
 from .rules import ELEMENTWISE, NONDIFFERENTIABLE, TANGENTS, RuleGap, instantiate
 
@@ -49,20 +51,20 @@ class Forward:
 
     def build(self) -> gast.FunctionDef:
         fn = self.fn
-        check(fn, self.program.activity(fn, self.wrt, self.arrays), _error, mode="forward",
+        check(fn, self.program.activity(fn, self.wrt, self.arrays), mode="forward",
               helper=self.unit is not self.program.main, generated=is_generated(self.unit.fn))
         from .normalize import split_self_updates
         split_self_updates(fn.body, self.names, _tangent_reads_old)
         self.act = self.program.activity(fn, self.wrt, self.arrays)
         self.varied = self.act.varied
         self.classes = shape_classes(fn, self.scalar_params)
-        self.lists = _lists(fn)
+        self.lists = ir.list_names(fn)
         tangent_params = [self.dot(p) for p in self.wrt]
         # A parameter we do not differentiate with respect to can still come to depend on one
         # that we do, when a loop overwrites it (``dx = dx * a`` in generated gradient code):
         # its tangent is zero on entry and must exist before the loop's first read of it.
         body = [self._zeros(p) for p in fn.params if p in self.varied and p not in self.wrt]
-        body += self._block(fn.body)
+        body += structured(self.emitter, fn.body, self._lines)
         result = fn.result
         value_dot: gast.expr
         if result in self.varied:
@@ -74,45 +76,20 @@ class Forward:
         else:
             value_dot = call(attr(self.gl, "zeros_like"), [name(result)])
         body.append(gast.Return(value=gast.Tuple(elts=[name(result), value_dot], ctx=gast.Load())))
-        from .reverse import _REQUIRED, _function_def
         if self.subroutine:   # called by generated code, which passes every argument
-            return _function_def(self.func_name, self.unit, tangent_params,
-                                 [_REQUIRED] * len(tangent_params), body, keep_defaults=False)
+            return function_def(self.func_name, self.unit.parsed.node.args, tangent_params,
+                                [REQUIRED] * len(tangent_params), body, keep_defaults=False)
         # The function people call: the user's parameters with their defaults as written, then
         # the tangents, by keyword (a required parameter cannot follow one with a default).
-        fn_def = _function_def(self.func_name, self.unit, [], [], body)
+        fn_def = function_def(self.func_name, self.unit.parsed.node.args, [], [], body)
         fn_def.args.kwonlyargs = [gast.Name(t, gast.Param(), None, None) for t in tangent_params]
         fn_def.args.kw_defaults = [None] * len(tangent_params)
         return fn_def
 
     # --- statements ---------------------------------------------------------------------------
-    def _block(self, stmts: list[ir.Stmt]) -> list[gast.stmt]:
-        out: list[gast.stmt] = []
-        for s in stmts:
-            self._stmt(s, out)
-        return out
-
-    def _stmt(self, s: ir.Stmt, out: list[gast.stmt]) -> None:
-        e = self.emitter
-        if isinstance(s, ir.If):
-            from .reverse import _if
-            body, orelse = self._block(s.body), self._block(s.orelse)
-            out.extend(_if(e.inline(s.test), body or [gast.Pass()], orelse))
-            return
-        if isinstance(s, ir.For):
-            from .reverse import _loop_range
-            out.append(gast.For(target=gast.Name(s.target, gast.Store(), None, None),
-                                iter=_loop_range(s, e),
-                                body=self._block(s.body) or [gast.Pass()], orelse=[],
-                                type_comment=None))
-            return
-        if isinstance(s, ir.While):
-            out.append(gast.While(test=e.inline(s.test), body=self._block(s.body) or [gast.Pass()],
-                                  orelse=[]))
-            return
-        lines = e.forward(s)
-        lines += self._tangent(s)
-        e.with_comment(s, out, lines)
+    def _lines(self, s: ir.Stmt) -> list[gast.stmt]:
+        """A statement's primal lines, then the lines that carry its tangent."""
+        return self.emitter.forward(s) + self._tangent(s)
 
     def _tangent(self, s: ir.Stmt) -> list[gast.stmt]:
         if isinstance(s, ir.Effect):
@@ -184,7 +161,7 @@ class Forward:
                                    lambda x: isinstance(x, gast.Name) and x.id in self.varied
                                    and x.id not in s.frozen, label=str(op.source or op.prim))
         except RuleGap as e:
-            raise _error(str(e), s.origin, str(op.source or op.prim)) from None
+            raise ir.refusal(str(e), s.origin, str(op.source or op.prim)) from None
         lines: list[gast.stmt] = []
         for step in instance.steps:
             if isinstance(step, gast.Assign):
@@ -206,8 +183,7 @@ class Forward:
             index = value.args[1]
             names = {n.id for n in trees.walk(index) if isinstance(n, gast.Name)}
             if not names & self.act.arrays:
-                from .reverse import _subscript_index
-                return gast.Subscript(value=value.args[0], slice=_subscript_index(index),
+                return gast.Subscript(value=value.args[0], slice=subscript_index(index),
                                       ctx=gast.Load())
         return value
 
@@ -279,16 +255,3 @@ def is_generated(fn: Any) -> bool:
     which ``hvp`` differentiates."""
     code = getattr(fn, "__code__", None)
     return code is not None and code.co_filename.startswith("<gradlab:")
-
-
-def _lists(fn: ir.Function) -> set[str]:
-    from .reverse import _list_names
-    return _list_names(fn)
-
-
-def _error(message: str, origin: Any, construct: str = "") -> Exception:
-    from ..errors import GradlabSyntaxError
-    return GradlabSyntaxError(message, construct=construct,
-                              filename=origin.filename if origin else "<unknown>",
-                              lineno=origin.lineno if origin else None,
-                              line=origin.text if origin else "")

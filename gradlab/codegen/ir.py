@@ -13,6 +13,7 @@ from typing import Any, Iterator, Union
 
 import gast
 
+from ..errors import GradlabSyntaxError
 from . import trees
 
 
@@ -30,6 +31,14 @@ class Const:
     """A literal number, string, None or tuple of them."""
 
     value: Any
+
+
+def refusal(message: str, origin: Origin | None, construct: str = "") -> GradlabSyntaxError:
+    """The error refusing a construct, pointing at the user's line it came from."""
+    return GradlabSyntaxError(message, construct=construct,
+                              filename=origin.filename if origin else "<unknown>",
+                              lineno=origin.lineno if origin else None,
+                              line=origin.text if origin else "")
 
 
 #: An operand: a variable name, a literal, or an inline (never differentiated) gast expression.
@@ -252,4 +261,21 @@ def reads_in(stmts: list[Stmt]) -> set[str]:
     out: set[str] = set()
     for s in walk(stmts):
         out |= stmt_reads(s)
+    return out
+
+
+def list_names(fn: Function) -> set[str]:
+    """The names that hold a Python list (of arrays): built from a list literal, by ``append``,
+    by a primitive that returns one (``split``), or read with ``list_getitem``."""
+    out: set[str] = set()
+    for s in walk(fn.body):
+        if isinstance(s, Assign) and s.op.kind == "list":
+            out.update(s.targets)
+        if isinstance(s, Assign) and s.op.kind == "prim" and s.op.prim in LIST_RESULTS:
+            out.update(s.targets)
+        if isinstance(s, Effect) and s.kind == "append":
+            out.add(s.target)
+        if isinstance(s, Assign) and s.op.kind == "prim" and s.op.prim == "list_getitem":
+            if isinstance(s.op.args[0], str):
+                out.add(s.op.args[0])
     return out

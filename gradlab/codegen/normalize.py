@@ -63,7 +63,7 @@ class Normalizer:
     def __init__(self, parsed: ParsedFunction, names: Names, dialect: str = "numpy") -> None:
         self.parsed = parsed
         self.names = names
-        self.locals = _assigned_names(parsed.node)
+        self.locals = assigned_names(parsed.node)
         self.resolver = Resolver(parsed.scope, self.locals, dialect)
         self.lists: set[str] = set()
         self.out: list[ir.Stmt] = []
@@ -719,7 +719,7 @@ def _inline_ok(op: Op) -> bool:
     return False
 
 
-def _assigned_names(fn: gast.FunctionDef) -> set[str]:
+def assigned_names(fn: gast.FunctionDef) -> set[str]:
     names = {a.id for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
     for node in trees.walk(fn):
         if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):

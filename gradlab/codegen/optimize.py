@@ -12,7 +12,7 @@ from typing import Callable
 import gast
 
 from . import trees
-from .emit import COMMENT
+from .build import is_comment
 
 _EFFECT_METHODS = {"append", "pop"}
 
@@ -85,8 +85,8 @@ def _fix_empty_blocks(block: list[gast.stmt]) -> None:
             if isinstance(inner, list):
                 _fix_empty_blocks(inner)
         if isinstance(s, gast.If):
-            body = [t for t in s.body if not _is_comment(t)]
-            orelse = [t for t in s.orelse if not _is_comment(t)]
+            body = [t for t in s.body if not is_comment(t)]
+            orelse = [t for t in s.orelse if not is_comment(t)]
             if not body and not orelse:
                 if _has_effect(s.test):   # keep the call the condition makes, drop the if
                     block[i] = gast.Expr(value=s.test)
@@ -100,7 +100,7 @@ def _fix_empty_blocks(block: list[gast.stmt]) -> None:
             elif not orelse:
                 s.orelse = []
         elif isinstance(s, (gast.For, gast.While)) and not [
-                t for t in s.body if not _is_comment(t)]:
+                t for t in s.body if not is_comment(t)]:
             s.body = s.body + [gast.Pass()]
         i += 1
 
@@ -239,11 +239,6 @@ def _added_term(s: gast.stmt, use: gast.Name) -> gast.BinOp | None:
     return None
 
 
-def _is_comment(s: gast.stmt) -> bool:
-    return (isinstance(s, gast.Expr) and isinstance(s.value, gast.Call)
-            and isinstance(s.value.func, gast.Name) and s.value.func.id == COMMENT)
-
-
 def _drop_dangling_comments(block: list[gast.stmt]) -> None:
     """A quoted line with nothing left under it is noise."""
     i = 0
@@ -254,8 +249,8 @@ def _drop_dangling_comments(block: list[gast.stmt]) -> None:
             if isinstance(inner, list):
                 _drop_dangling_comments(inner)
         nxt = block[i + 1] if i + 1 < len(block) else None
-        if _is_comment(s) and _quotes_line(s) and (nxt is None or (
-                _is_comment(nxt) and _quotes_line(nxt))):
+        if is_comment(s) and _quotes_line(s) and (nxt is None or (
+                is_comment(nxt) and _quotes_line(nxt))):
             del block[i]
             continue
         i += 1

@@ -12,7 +12,7 @@ from typing import Any
 import gast
 
 from ..errors import GradlabError, GradlabSyntaxError
-from .ir import Origin
+from .ir import Origin, refusal
 
 
 @dataclass
@@ -58,9 +58,7 @@ class ParsedFunction:
         return Origin(self.first_line + start - 1, text, self.filename)
 
     def error(self, message: str, node: gast.AST, construct: str = "") -> GradlabSyntaxError:
-        origin = self.origin(node)
-        return GradlabSyntaxError(message, construct=construct, filename=self.filename,
-                                  lineno=origin.lineno, line=origin.text)
+        return refusal(message, self.origin(node), construct)
 
 
 def parse_function(fn: Any) -> ParsedFunction:

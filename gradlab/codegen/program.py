@@ -16,12 +16,14 @@ import gast
 
 from ..errors import GradlabError
 from . import ir, trees
-from .emit import Emitter, Source, compile_source, name, to_source
+from .build import REQUIRED, function_def, name
+from .emit import Source, compile_source, to_source
 from .invariance import freeze_shifts
 from .naming import Names
 from .normalize import Normalizer
 from .optimize import optimize
 from .parse import ParsedFunction, parse_function
+from .primal import Emitter, structured
 from .rename import Renamer
 from .resolve import Resolver
 
@@ -216,12 +218,10 @@ class Program:
         self.done[key] = fname
         names = copy.deepcopy(unit.names)
         emitter = self.emitter_for(unit, names, array_params(unit, mask))
-        body: list[gast.stmt] = []
-        for s in unit.ir.body:
-            body.extend(_forward_lines(emitter, s))
+        body = structured(emitter, unit.ir.body, emitter.forward)
         body.append(gast.Return(value=name(unit.ir.result)))
-        from .reverse import _function_def
-        self.add(_function_def(fname, unit, [], [], body), unit, {unit.ir.result})
+        self.add(function_def(fname, unit.parsed.node.args, [], [], body), unit,
+                 {unit.ir.result})
         return fname
 
     def vjp(self, fn: Any, active: tuple[int, ...], mask: tuple[bool, ...] | None = None
@@ -239,7 +239,7 @@ class Program:
         fname = self._variant_name(fn, unit, mask, f"_vjp{suffix}")
         self.done[key] = fname
         self.portable(fn, mask)
-        from .reverse import REQUIRED, Reverse
+        from .reverse import Reverse
         builder = Reverse(self, unit, [params[i] for i in active], REQUIRED, fname,
                           arrays=array_params(unit, mask))
         fn_def = builder.build()
@@ -294,33 +294,8 @@ def array_params(unit: Unit, mask: tuple[bool, ...]) -> set[str]:
 def _local_names(unit: Unit) -> set[str]:
     """The user's local names and the normalized program's (a renamed ``v4_1`` read in a
     condition kept as written is as local as ``v4``: ``v4_1.sum()`` is a method call)."""
-    from .normalize import _assigned_names
-    return _assigned_names(unit.parsed.node) | ir.writes_in(unit.ir.body) | set(unit.ir.params)
-
-
-def _forward_lines(emitter: Emitter, s: ir.Stmt) -> list[gast.stmt]:
-    """Forward code of a statement and its nested blocks, with comments (no backward)."""
-    out: list[gast.stmt] = []
-    if isinstance(s, ir.If):
-        from .reverse import _if
-        body = [x for t in s.body for x in _forward_lines(emitter, t)]
-        orelse = [x for t in s.orelse for x in _forward_lines(emitter, t)]
-        out.extend(_if(emitter.inline(s.test), body, orelse) if body else _if(
-            emitter.inline(s.test), [gast.Pass()], orelse))
-        return out
-    if isinstance(s, ir.For):
-        from .reverse import _loop_range
-        body = [x for t in s.body for x in _forward_lines(emitter, t)] or [gast.Pass()]
-        out.append(gast.For(target=gast.Name(s.target, gast.Store(), None, None),
-                            iter=_loop_range(s, emitter), body=body, orelse=[],
-                            type_comment=None))
-        return out
-    if isinstance(s, ir.While):
-        body = [x for t in s.body for x in _forward_lines(emitter, t)] or [gast.Pass()]
-        out.append(gast.While(test=emitter.inline(s.test), body=body, orelse=[]))
-        return out
-    emitter.with_comment(s, out, emitter.forward(s))
-    return out
+    from .normalize import assigned_names
+    return assigned_names(unit.parsed.node) | ir.writes_in(unit.ir.body) | set(unit.ir.params)
 
 
 def compile_program(program: Program, label: str, transform: Callable[..., None] | None = None

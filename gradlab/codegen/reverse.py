@@ -23,16 +23,14 @@ import gast
 from ..errors import GradlabError, NoRuleError
 from . import ir, trees
 from .analyze import SCALAR, Activity, array_arguments, check, number_params, shape_classes
-from .emit import assign, attr, call, comment, const, expr_stmt, index_value, name, note
+from .build import REQUIRED, assign, attr, call, comment, const, expr_stmt, for_, function_def, \
+    if_, index_value, name, note
 from .ir import Assign, Const
 from .naming import Names
 from .resolve import bindings
 from .rules import ADJOINTS, NONDIFFERENTIABLE, Contribution, RuleGap, instantiate, is_custom
 
 BACKWARD_MARK = "── backward ──"
-#: The seed parameter of a vjp has no default: generated callers always pass it.
-_REQUIRED = object()
-REQUIRED = _REQUIRED
 
 
 @dataclass
@@ -104,7 +102,7 @@ class Reverse:
     # --- the whole function -------------------------------------------------------------------
     def build(self) -> gast.FunctionDef:
         fn = self.fn
-        check(fn, self.program.activity(fn, self.wrt, self.arrays), self._error,  # as written
+        check(fn, self.program.activity(fn, self.wrt, self.arrays),  # as written
               helper=self.unit is not self.program.main)
         from .normalize import split_self_updates
         split_self_updates(fn.body, self.names, _reads_old_and_new)
@@ -114,7 +112,7 @@ class Reverse:
         self.act = self.program.activity(fn, self.wrt, self.arrays)
         self.classes = shape_classes(fn, self.scalar_params)
         self.classes[self.adj(fn.result)] = self.classes.get(fn.result)   # the seed's shape
-        self.lists = _list_names(fn)
+        self.lists = ir.list_names(fn)
         for g in ir.walk(fn.body):   # `insert_grad_of(h) as dh`: the user named h's gradient
             if isinstance(g, ir.GradOf) and g.name not in self.adjoints and (
                     g.alias not in self.adjoints.values()):
@@ -170,21 +168,14 @@ class Reverse:
             forward += [note(f"the value, kept: the backward pass restores {fn.result}"),
                         assign(self.value_name, name(fn.result))]
         body = forward + [comment(BACKWARD_MARK)] + backward + [gast.Return(value=ret)]
-        keep = self.seed_default is not _REQUIRED
+        keep = self.seed_default is not REQUIRED
         if self.program.optimized:
             _skip_broadcasts(body, self.classes)
             _scalars_first(body, self.classes)
         # the user's gradient takes its seed by keyword only: an extra positional argument is
         # a mistake in the call, never the output's gradient (vjp helpers take it by position)
-        return _function_def(self.func_name, self.unit, [seed], [self.seed_default], body,
+        return function_def(self.func_name, self.unit.parsed.node.args, [seed], [self.seed_default], body,
                              keep_defaults=keep, keyword_only=keep)
-
-    def _error(self, message: str, origin: ir.Origin | None, construct: str = "") -> Exception:
-        from ..errors import GradlabSyntaxError
-        return GradlabSyntaxError(message, construct=construct,
-                                  filename=origin.filename if origin else "<unknown>",
-                                  lineno=origin.lineno if origin else None,
-                                  line=origin.text if origin else "")
 
     # --- planning -----------------------------------------------------------------------------
     def _active_stmt(self, s: Assign) -> bool:
@@ -280,7 +271,7 @@ class Reverse:
                                    and e.id not in s.frozen, self._shape_of,
                                    label=str(op.source or op.prim))
         except RuleGap as e:
-            raise self._error(str(e), s.origin, str(op.source or op.prim)) from None
+            raise ir.refusal(str(e), s.origin, str(op.source or op.prim)) from None
         return instance.steps
 
     def _shape_of(self, e: gast.expr) -> Any:
@@ -435,7 +426,7 @@ class Reverse:
             lines = before + lines + after
             e.with_comment(s, out, lines)
             body, orelse = self._forward_block(s.body), self._forward_block(s.orelse)
-            out.extend(_if(test, body, orelse))
+            out.extend(if_(test, body, orelse))
             return
         if isinstance(s, ir.For):
             body = []
@@ -447,7 +438,7 @@ class Reverse:
                                                [name(s.target)])))
             body += self._forward_block(s.body)
             out.append(gast.For(target=gast.Name(s.target, gast.Store(), None, None),
-                                iter=_loop_range(s, e), body=body or [gast.Pass()], orelse=[],
+                                iter=e.loop_range(s), body=body or [gast.Pass()], orelse=[],
                                 type_comment=None))
             out.extend(pushes)
             return
@@ -514,7 +505,7 @@ class Reverse:
             self.emitter.with_comment(s, out, lines)
             return
         if isinstance(s, ir.If):
-            self._backward_if(s, state, out, plan)
+            self._backwardif_(s, state, out, plan)
             return
         if isinstance(s, (ir.For, ir.While)):
             self._backward_loop(s, state, out)
@@ -541,7 +532,7 @@ class Reverse:
                                                  force=True))
         return lines
 
-    def _backward_if(self, s: ir.If, state: set[str], out: list[gast.stmt], plan: Plan | None
+    def _backwardif_(self, s: ir.If, state: set[str], out: list[gast.stmt], plan: Plan | None
                      ) -> None:
         if not self._active_block([s]):
             return
@@ -556,7 +547,7 @@ class Reverse:
             body.append(self._zero(v, s))
         state.clear()
         state |= body_state | else_state
-        out.extend(_if(test, body, orelse))
+        out.extend(if_(test, body, orelse))
         if plan is not None and plan.push == "restore":
             out.extend(self._pop(v) for v in plan.pushed)
 
@@ -607,7 +598,7 @@ class Reverse:
         self.emitter.last_origin[0] = None
         out.extend(self._zero(v, s) for v in inits)
         if isinstance(s, ir.For) and s.counter is None:
-            rng = _loop_range(s, self.emitter, backward=True)
+            rng = self.emitter.loop_range(s, backward=True)
             target = s.target
         else:
             rng = call(name("range"), [name(s.counter)])  # type: ignore[arg-type]
@@ -832,18 +823,6 @@ def _replace_factor(expr: gast.expr, d: str, g: gast.expr, like_class: Any,
     return False
 
 
-def _subscript_index(index: gast.expr) -> gast.expr:
-    """The inverse of :func:`emit.index_value`: ``slice(1, None)`` back to ``1:``."""
-    if isinstance(index, gast.Call) and isinstance(index.func, gast.Name) and (
-            index.func.id == "slice"):
-        parts = list(index.args) + [None] * (3 - len(index.args))
-        return gast.Slice(*[None if isinstance(p, gast.Constant) and p.value is None else p
-                            for p in parts])
-    if isinstance(index, gast.Tuple):
-        return gast.Tuple(elts=[_subscript_index(e) for e in index.elts], ctx=gast.Load())
-    return index
-
-
 def _self_contributed(plan: Plan | None, target: str) -> bool:
     if plan is None:
         return False
@@ -870,23 +849,6 @@ def _has_break(stmts: list[ir.Stmt]) -> bool:
     return False
 
 
-def _list_names(fn: ir.Function) -> set[str]:
-    out: set[str] = set()
-    for s in ir.walk(fn.body):
-        if isinstance(s, Assign) and s.op.kind == "list":
-            out.update(s.targets)
-        if isinstance(s, Assign) and s.op.kind == "prim" and s.op.prim in ir.LIST_RESULTS:
-            out.update(s.targets)
-        if isinstance(s, ir.Effect) and s.kind == "append":
-            out.add(s.target)
-        if isinstance(s, Assign) and s.op.kind == "prim" and s.op.prim == "list_getitem":
-            if isinstance(s.op.args[0], str):
-                out.add(s.op.args[0])
-        if isinstance(s, Assign) and s.op.kind == "user" and len(s.targets) == 1:
-            pass
-    return out
-
-
 def _changes(code: list[gast.stmt], v: str) -> bool:
     """Whether ``code`` assigns ``v`` or pops from it (``v = v_stack.pop()``, ``v.pop()``)."""
     for node in trees.walk(gast.Module(body=code, type_ignores=[])):
@@ -897,26 +859,6 @@ def _changes(code: list[gast.stmt], v: str) -> bool:
                 and node.func.value.id == v):
             return True
     return False
-
-
-def _loop_range(s: ir.For, emitter: Any, backward: bool = False) -> gast.expr:
-    """The iterable of a ``for`` loop: ``range(...)`` as the user wrote it, ``reversed(...)``
-    around it for a loop written over ``reversed(range(...))``; the backward pass visits the
-    same indices in the opposite order."""
-    rng: gast.expr = call(name("range"), [emitter.inline(a) for a in s.range_args])
-    return call(name("reversed"), [rng]) if s.reverse != backward else rng
-
-
-def _if(test: gast.expr, body: list[gast.stmt], orelse: list[gast.stmt]) -> list[gast.stmt]:
-    """An if, written the way a person would: no empty branch, and no ``else`` after a branch
-    that ends in ``break``/``continue``."""
-    if not body and not orelse:
-        return []
-    if not body:
-        return [gast.If(test=gast.UnaryOp(op=gast.Not(), operand=test), body=orelse, orelse=[])]
-    if body and isinstance(body[-1], (gast.Break, gast.Continue)) and orelse:
-        return [gast.If(test=test, body=body, orelse=[])] + orelse
-    return [gast.If(test=test, body=body, orelse=orelse)]
 
 
 def _pretty_loop_body(body: list[gast.stmt]) -> list[gast.stmt]:
@@ -938,46 +880,3 @@ def _rename(node: gast.AST, mapping: dict[str, str]) -> Any:
         if isinstance(n, gast.Name) and n.id in mapping:
             n.id = mapping[n.id]
     return node
-
-
-def _function_def(fname: str, unit: Any, extra: list[str], extra_defaults: list[Any],
-                  body: list[gast.stmt], keep_defaults: bool = True,
-                  keyword_only: bool = False) -> gast.FunctionDef:
-    """A def with the user's parameters (and their default values, as written, unless the
-    function is only called by generated code, which passes every argument) plus ``extra``.
-
-    With ``keyword_only`` (the gradient the user calls) the parameters keep the user's own
-    ``*`` and ``extra`` come after it, each with its default: ``def dloss_dW(W, x, *,
-    dloss=1.0)``."""
-    source_args = unit.parsed.node.args
-    if keyword_only:
-        args = gast.arguments(
-            args=[_param(a.id) for a in source_args.posonlyargs + source_args.args],
-            posonlyargs=[], vararg=None,
-            kwonlyargs=[_param(a.id) for a in source_args.kwonlyargs] + [_param(n) for n in extra],
-            kw_defaults=[trees.clone(d) if d is not None else None
-                         for d in source_args.kw_defaults] + [const(d) for d in extra_defaults],
-            kwarg=None, defaults=[trees.clone(d) for d in source_args.defaults])
-    else:
-        params = [_param(a.id)
-                  for a in source_args.posonlyargs + source_args.args + source_args.kwonlyargs]
-        user_defaults = list(source_args.defaults) + [d for d in source_args.kw_defaults
-                                                      if d is not None]
-        defaults = [trees.clone(d) for d in user_defaults] if keep_defaults else []
-        for n, d in zip(extra, extra_defaults):
-            params.append(_param(n))
-            if d is not _REQUIRED:
-                defaults.append(const(d))
-            elif defaults:
-                raise GradlabError("a required parameter after defaults")  # pragma: no cover
-        args = gast.arguments(args=params, posonlyargs=[], vararg=None, kwonlyargs=[],
-                              kw_defaults=[], kwarg=None, defaults=defaults)
-    node = gast.FunctionDef(name=fname, args=args, body=body, decorator_list=[], returns=None,
-                            type_comment=None)
-    if hasattr(gast.FunctionDef, "_fields") and "type_params" in gast.FunctionDef._fields:
-        node.type_params = []
-    return node
-
-
-def _param(n: str) -> gast.Name:
-    return gast.Name(n, gast.Param(), None, None)
