@@ -519,8 +519,8 @@ def _several_outputs(unit: Any) -> SeveralOutputs | None:
     from .codegen import ir
     result = unit.ir.result
     for s in ir.walk(unit.ir.body):
-        if isinstance(s, ir.Assign) and s.targets == [result] and s.op.kind in ("tuple", "list"):
-            return SeveralOutputs(unit.fn.__qualname__, s.op.kind, len(s.op.args), s.origin)
+        if isinstance(s, ir.Assign) and s.targets == [result] and s.op.kind in (ir.OpKind.TUPLE, ir.OpKind.LIST):
+            return SeveralOutputs(unit.fn.__qualname__, s.op.kind.value, len(s.op.args), s.origin)
     return None
 
 

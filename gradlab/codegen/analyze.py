@@ -8,6 +8,8 @@ tensor layer.
 """
 from __future__ import annotations
 
+import ast
+import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -18,8 +20,9 @@ from ..tensor import primitive as kinds
 from ..tensor.spec import FROM_CONSTANTS, PRIMITIVES, STATIC_CALLS, names_with
 from ..tensor.spec import NONDIFFERENTIABLE as SPEC_NONDIFFERENTIABLE
 from . import ir, trees
-from .ir import Assign, Op
-from .rules import ADJOINTS, NONDIFFERENTIABLE, TANGENTS
+from .ir import Assign, EffectKind, Op, OpKind
+from .resolve import bindings
+from .rules import ADJOINTS, NONDIFFERENTIABLE, TANGENTS, is_custom
 
 #: Results that are never arrays, whatever their inputs.
 INSPECTION = names_with(kinds.INSPECTION)
@@ -51,21 +54,19 @@ def differentiable_inputs(s: ir.Stmt) -> set[str]:
     """The names a statement's result can carry a gradient from."""
     if isinstance(s, Assign):
         op = s.op
-        if op.kind == "prim":
+        if op.kind is OpKind.PRIM:
             if op.prim in NONDIFFERENTIABLE:
                 return set()
-            from .resolve import bindings
-            from .rules import is_custom
             record = PRIMITIVES.get(op.prim)
             names: set[str] = set()
             for pname, atom in bindings(op).items():
                 if record is None or is_custom(op.prim) or pname in record.gradient_params:
                     names |= ir.atom_names(atom) if isinstance(atom, str) else set()
             return names - s.frozen.keys()
-        if op.kind in ("copy", "tuple", "list", "user", "pop"):
+        if op.kind in (OpKind.COPY, OpKind.TUPLE, OpKind.LIST, OpKind.USER, OpKind.POP):
             return {a for a in op.args if isinstance(a, str)}
         return set()
-    if isinstance(s, ir.Effect) and s.kind in ("append", "list_set") and isinstance(
+    if isinstance(s, ir.Effect) and s.kind in (EffectKind.APPEND, EffectKind.LIST_SET) and isinstance(
             s.value, str):
         return {s.value}
     return set()
@@ -74,7 +75,7 @@ def differentiable_inputs(s: ir.Stmt) -> set[str]:
 def _targets(s: ir.Stmt) -> list[str]:
     if isinstance(s, Assign):
         return s.targets
-    if isinstance(s, ir.Effect) and s.kind in ("append", "list_set"):
+    if isinstance(s, ir.Effect) and s.kind in (EffectKind.APPEND, EffectKind.LIST_SET):
         return [s.target]
     return []
 
@@ -118,7 +119,7 @@ def analyze(fn: ir.Function, wrt: list[str], arrays: set[str] | None = None,
         changed = False
         for s in stmts:
             if not isinstance(s, Assign):
-                if isinstance(s, ir.Effect) and s.kind == "append" and s.target not in act.arrays \
+                if isinstance(s, ir.Effect) and s.kind is EffectKind.APPEND and s.target not in act.arrays \
                         and ir.atom_names(s.value) & act.arrays:
                     act.arrays.add(s.target)
                     changed = True
@@ -142,22 +143,22 @@ def array_arguments(op: Op, arrays: set[str]) -> tuple[bool, ...]:
 
 
 def _makes_array(op: Op, arrays: set[str], user_result: UserResult | None = None) -> bool:
-    if op.kind == "user" and user_result is not None:
+    if op.kind is OpKind.USER and user_result is not None:
         return user_result(op.callee, array_arguments(op, arrays))
-    if op.kind == "prim":
+    if op.kind is OpKind.PRIM:
         if op.prim in CREATION:
             return True
         if op.prim in INSPECTION:
             return False
         return bool(ir.op_reads(op) & arrays)
-    if op.kind == "static":
+    if op.kind is OpKind.STATIC:
         node = op.node
         if isinstance(node, gast.Call) and (op.source or "").split(".")[-1] in _NONDIFF_STATIC:
             return False
         if isinstance(node, (gast.Attribute, gast.Subscript)) and _is_shape_access(node):
             return False
         return bool(ir.op_reads(op) & arrays)
-    return bool(ir.op_reads(op) & arrays) or op.kind == "user"
+    return bool(ir.op_reads(op) & arrays) or op.kind is OpKind.USER
 
 
 def _is_shape_access(node: gast.expr) -> bool:
@@ -177,26 +178,26 @@ def check(fn: ir.Function, act: Activity, mode: str = "reverse",
     error = ir.refusal
     for s in ir.walk(fn.body):
         if mode == "reverse" and (
-                isinstance(s, ir.Effect) and s.kind == "list_set" and s.target in act.varied
-                or isinstance(s, Assign) and s.op.kind == "pop" and s.op.args[0] in act.varied
+                isinstance(s, ir.Effect) and s.kind is EffectKind.LIST_SET and s.target in act.varied
+                or isinstance(s, Assign) and s.op.kind is OpKind.POP and s.op.args[0] in act.varied
                 or ir.popped_list(s) in act.varied):
             raise error("changing a list that carries a gradient (pop, item assignment) "  # type: ignore[operator]
                         "cannot be differentiated in reverse mode: build lists with append",
                         s.origin, "list mutation")
-        if isinstance(s, Assign) and s.op.kind == "static":
+        if isinstance(s, Assign) and s.op.kind is OpKind.STATIC:
             reads = ir.op_reads(s.op)
             flows = any(t in act.useful for t in s.targets)
             if not (reads & act.varied) or not flows:
                 continue
             node = s.op.node
-            if "__unknown__" in s.op.kwargs:
+            if s.op.unknown:
                 raise NoRuleError(_no_rule_message(s.op.source, s.origin, s.op.callee))
             if isinstance(node, gast.BoolOp):
                 raise error("`and`/`or` between values that carry a gradient cannot be "  # type: ignore[operator]
                             "differentiated: use np.logical_and/np.where or an if", s.origin,
                             "and/or")
-            if "__attr__" in s.op.kwargs:
-                attr = s.op.kwargs["__attr__"].value  # type: ignore[union-attr]
+            if s.op.attribute:
+                attr = s.op.attribute
                 raise error(f"gradlab does not know the attribute .{attr} of an array that "  # type: ignore[operator]
                             f"carries a gradient", s.origin, f".{attr}")
             flowing = sorted(value_reads(node) & act.varied)
@@ -206,10 +207,10 @@ def check(fn: ir.Function, act: Activity, mode: str = "reverse",
                             f"gradlab cannot differentiate through {what}: "
                             f"{_ADVICE.get(type(node), 'compute it with NumPy functions')}",
                             s.origin, what)
-        if isinstance(s, Assign) and s.op.kind == "prim" and set(s.targets) & act.useful:
+        if isinstance(s, Assign) and s.op.kind is OpKind.PRIM and set(s.targets) & act.useful:
             _check_options(s, act, error)
         rules = ADJOINTS if mode == "reverse" else TANGENTS
-        if isinstance(s, Assign) and s.op.kind == "prim" and s.op.prim not in rules and (
+        if isinstance(s, Assign) and s.op.kind is OpKind.PRIM and s.op.prim not in rules and (
                 s.op.prim != "list_getitem") and (
                 s.op.prim not in NONDIFFERENTIABLE) and set(s.targets) & act.useful and (
                 differentiable_inputs(s) & act.varied):
@@ -220,7 +221,7 @@ def check(fn: ir.Function, act: Activity, mode: str = "reverse",
                         f"arguments in place, which gradlab cannot follow (its code makes new "
                         f"arrays instead of changing old ones): assign a result instead",
                         s.origin, "in-place update")
-        if isinstance(s, ir.Effect) and s.kind == "inplace" and s.target in act.varied:
+        if isinstance(s, ir.Effect) and s.kind is EffectKind.INPLACE and s.target in act.varied:
             raise error(f"an in-place update of {s.target}, an array that carries a gradient, "  # type: ignore[operator]
                         f"cannot be followed: write {s.target} = ... with a new value",
                         s.origin, "in-place update")
@@ -280,7 +281,6 @@ def _gives_no_gradient(op: Op) -> bool:
 def _describe(node: Any) -> str:
     if isinstance(node, gast.Dict):
         return "a dict"
-    import ast
     try:
         text = ast.unparse(gast.gast_to_ast(node))
     except Exception:  # pragma: no cover - best effort for messages
@@ -306,8 +306,6 @@ def _check_options(s: Assign, act: Activity, error: Any) -> None:
     constants_only = record is not None and record.nondifferentiable in FROM_CONSTANTS
     if op.prim in NONDIFFERENTIABLE and not constants_only:
         return
-    from .resolve import bindings
-    from .rules import is_custom
     through = set(record.gradient_params) if record is not None and not is_custom(op.prim) \
         else None
     for pname, atom in bindings(op).items():
@@ -348,7 +346,7 @@ def _makes_view(op: Op, arrays: set[str]) -> bool:
     Any index without an array in it is basic indexing, which gives a view: ``y[i]`` is a row of
     a matrix, or a scalar of a vector (a copy, but gradlab does not know ranks, so it assumes
     the view). Only an array of indices (``y[idx]``) always copies."""
-    if op.kind != "prim" or not op.args or not isinstance(op.args[0], str):
+    if op.kind is not OpKind.PRIM or not op.args or not isinstance(op.args[0], str):
         return False
     if op.prim == "getitem":
         index = op.args[1] if len(op.args) > 1 else None
@@ -367,27 +365,27 @@ def memory_links(fn: ir.Function, act: Activity) -> list[tuple[str, str, ir.Stmt
         if s.origin is None:
             continue
         if isinstance(s, ir.Effect):
-            if s.kind == "append" and isinstance(s.value, str):
+            if s.kind is EffectKind.APPEND and isinstance(s.value, str):
                 out.append((s.target, s.value, s, "holds"))
             continue
         if not isinstance(s, Assign):
             continue
         op = s.op
         names = [a for a in op.args if isinstance(a, str)]
-        if op.kind in ("tuple", "list"):
+        if op.kind in (OpKind.TUPLE, OpKind.LIST):
             if len(s.targets) == len(op.args) > 1:   # a, b = y, x
                 out += [(t, a, s, "copy") for t, a in zip(s.targets, op.args)
                         if isinstance(a, str)]
             else:
                 out += [(t, a, s, "holds") for t in s.targets for a in names]
-        elif op.kind == "pop" or (op.kind == "prim" and op.prim == "list_getitem"):
+        elif op.kind is OpKind.POP or (op.kind is OpKind.PRIM and op.prim == "list_getitem"):
             out += [(t, names[0], s, "item") for t in s.targets if names]
-        elif op.kind == "copy":
+        elif op.kind is OpKind.COPY:
             out += [(t, names[0], s, "copy") for t in s.targets if names]
-        elif op.kind == "prim" and _makes_view(op, act.arrays):
+        elif op.kind is OpKind.PRIM and _makes_view(op, act.arrays):
             how = "row" if op.prim == "getitem" and _int_index(op.args[1]) else "view"
             out += [(t, str(op.args[0]), s, how) for t in s.targets]
-        elif op.kind == "user":
+        elif op.kind is OpKind.USER:
             mask = array_arguments(op, act.arrays)
             shared = (act.user_aliases(op.callee, mask) if act.user_aliases is not None
                       else frozenset(i for i, is_array in enumerate(mask) if is_array))
@@ -433,7 +431,7 @@ def result_aliases(fn: ir.Function, act: Activity) -> frozenset[int]:
 
 def _in_place_write(s: ir.Stmt, act: Activity) -> str | None:
     """The array a statement changes in place: ``y[i] = v`` and ``y += v`` on an array."""
-    if not isinstance(s, Assign) or s.op.kind != "prim":
+    if not isinstance(s, Assign) or s.op.kind is not OpKind.PRIM:
         return None
     if s.op.prim in ("index_update", "index_add"):
         return s.op.args[0] if isinstance(s.op.args[0], str) else s.targets[0]
@@ -512,7 +510,7 @@ def _check_aliasing(fn: ir.Function, act: Activity, error: object, helper: bool 
 
     def visit(block: list[ir.Stmt], loops: list[Any]) -> None:
         for s in block:
-            if isinstance(s, ir.Effect) and s.kind == "append":
+            if isinstance(s, ir.Effect) and s.kind is EffectKind.APPEND:
                 lists = sharing(s.target, order[id(s)], loops, of_list=True)
                 if lists:
                     raise error(  # type: ignore[operator]
@@ -562,7 +560,6 @@ def _no_rule_message(label: object, origin: ir.Origin | None, target: object = N
     where = f" (line {origin.lineno}: {origin.text})" if origin else ""
     args = "<its arguments>"
     if target is not None:
-        import inspect
         try:
             params = inspect.signature(target).parameters  # type: ignore[arg-type]
             required = [n for n, p in params.items() if p.default is p.empty and p.kind in (
@@ -610,7 +607,7 @@ def shape_classes(fn: ir.Function, scalar_params: set[str]) -> dict[str, Any]:
         for s in stmts:
             if len(s.targets) == 1:
                 results = [_class_of(s, classes, opaque[id(s)])]
-            elif s.op.kind in ("tuple", "list") and len(s.op.args) == len(s.targets):
+            elif s.op.kind in (OpKind.TUPLE, OpKind.LIST) and len(s.op.args) == len(s.targets):
                 results = [_atom_class(a, classes) or f"{opaque[id(s)]}:{i}"
                            for i, a in enumerate(s.op.args)]
             else:
@@ -651,11 +648,10 @@ def _class_of(s: Assign, classes: dict[str, Any], opaque: Any) -> Any:
             return classes.get(a)
         return None
 
-    if op.kind == "copy":
+    if op.kind is OpKind.COPY:
         return of(op.args[0]) or opaque
-    if op.kind != "prim":
+    if op.kind is not OpKind.PRIM:
         return opaque
-    from .resolve import bindings
     args = bindings(op)
     prim = op.prim
     if prim in _SAME_SHAPE_UNARY:

@@ -18,11 +18,11 @@ from . import ir, trees
 from .analyze import SCALAR, array_arguments, check, number_params, shape_classes
 from .build import REQUIRED, assign, attr, call, const, expr_stmt, function_def, index_value, \
     name, subscript_index
-from .ir import Assign
+from .ir import Assign, EffectKind, OpKind
 from .naming import Names
 from .primal import structured
 from .resolve import bindings
-from .rules import ELEMENTWISE, NONDIFFERENTIABLE, TANGENTS, RuleGap, instantiate
+from .rules import ELEMENTWISE, NONDIFFERENTIABLE, TANGENTS, RuleGap, Temporary, instantiate
 
 
 class Forward:
@@ -93,13 +93,13 @@ class Forward:
 
     def _tangent(self, s: ir.Stmt) -> list[gast.stmt]:
         if isinstance(s, ir.Effect):
-            if s.kind == "append" and s.target in self.varied:
+            if s.kind is EffectKind.APPEND and s.target in self.varied:
                 value = self._tangent_atom(s.value)
                 return [expr_stmt(call(attr(self.dot(s.target), "append"), [value]))]
             popped = ir.popped_list(s)
             if popped is not None and popped in self.varied:   # xs.pop(): its tangents too
                 return [expr_stmt(call(attr(self.dot(popped), "pop"), []))]
-            if s.kind == "list_set" and s.target in self.varied:
+            if s.kind is EffectKind.LIST_SET and s.target in self.varied:
                 index = self.emitter.atom(s.node)
                 target = gast.Subscript(value=name(self.dot(s.target)), slice=index,
                                         ctx=gast.Store())
@@ -112,26 +112,26 @@ class Forward:
         if not targets:
             return []
         op = s.op
-        if op.kind == "copy" and isinstance(op.args[0], ir.Const):
+        if op.kind is OpKind.COPY and isinstance(op.args[0], ir.Const):
             return [assign(self.dot(t), const(0.0)) for t in targets]   # a number's tangent
-        if op.kind == "list" and not op.args:      # xs = []: its tangents are appended alongside
+        if op.kind is OpKind.LIST and not op.args:      # xs = []: its tangents are appended alongside
             return [assign(self.dot(t), gast.List(elts=[], ctx=gast.Load())) for t in targets]
-        if not any(a in self.varied for a in ir.op_reads(op)) and op.kind != "pop":
+        if not any(a in self.varied for a in ir.op_reads(op)) and op.kind is not OpKind.POP:
             return [self._zeros(t) for t in targets]
-        if op.kind == "copy":
+        if op.kind is OpKind.COPY:
             return [assign(self.dot(s.targets[0]), self._tangent_atom(op.args[0]))]
-        if op.kind in ("tuple", "list"):
+        if op.kind in (OpKind.TUPLE, OpKind.LIST):
             values = [self._tangent_atom(a) for a in op.args]
             if len(s.targets) > 1:
                 return [assign([self.dot(t) for t in s.targets],
                                gast.Tuple(elts=values, ctx=gast.Load()))]
-            literal = gast.List(elts=values, ctx=gast.Load()) if op.kind == "list" else \
+            literal = gast.List(elts=values, ctx=gast.Load()) if op.kind is OpKind.LIST else \
                 gast.Tuple(elts=values, ctx=gast.Load())
             return [assign(self.dot(s.targets[0]), literal)]
-        if op.kind == "pop":
+        if op.kind is OpKind.POP:
             return [assign(self.dot(s.targets[0]), call(attr(self.dot(str(op.args[0])), "pop"),
                                                         []))]
-        if op.kind == "user":
+        if op.kind is OpKind.USER:
             active = tuple(i for i, a in enumerate(op.args) if isinstance(a, str)
                            and a in self.varied)
             jvp = self.program.jvp(op.callee, active, array_arguments(op, self.act.arrays))
@@ -139,7 +139,7 @@ class Forward:
                                                               for i in active]
             # the forward line already computed the value; the jvp recomputes it alongside
             return [assign(["_", self.dot(s.targets[0])], call(name(jvp), args))]
-        if op.kind != "prim":
+        if op.kind is not OpKind.PRIM:
             return [self._zeros(t) for t in targets]
         if op.prim == "list_getitem":
             xs, index = op.args
@@ -164,8 +164,8 @@ class Forward:
             raise ir.refusal(str(e), s.origin, str(op.source or op.prim)) from None
         lines: list[gast.stmt] = []
         for step in instance.steps:
-            if isinstance(step, gast.Assign):
-                lines.append(step)
+            if isinstance(step, Temporary):
+                lines.append(step.stmt)
                 continue
             value = _ZeroSpreads().visit(step.expr)
             if _is_zero(value):
@@ -220,9 +220,9 @@ def _tangent_reads_old(s: Assign) -> bool:
     target = s.targets[0]
     if target not in ir.op_reads(s.op):
         return False
-    if s.op.kind == "user":
+    if s.op.kind is OpKind.USER:
         return True
-    if s.op.kind != "prim":
+    if s.op.kind is not OpKind.PRIM:
         return False
     rule = TANGENTS.get(s.op.prim)
     if rule is None:

@@ -23,7 +23,7 @@ from typing import Any
 import gast
 
 from . import ir
-from .ir import Assign
+from .ir import Assign, OpKind
 
 #: Reductions whose result is constant along the reduced axes (a valid shift).
 _SHIFTS = {"max", "min", "mean", "sum"}
@@ -43,7 +43,7 @@ def freeze_shifts(fn: ir.Function) -> None:
     readers.setdefault(fn.result, []).append(None)   # read by the return
     for block in _blocks(fn.body):
         for position, s in enumerate(block):
-            if isinstance(s, Assign) and s.op.kind == "prim" and s.op.prim == "subtract":
+            if isinstance(s, Assign) and s.op.kind is OpKind.PRIM and s.op.prim == "subtract":
                 _freeze_if_shift(s, block[position + 1:], definitions, readers)
 
 
@@ -93,7 +93,7 @@ def _freeze_if_shift(difference: Assign, after: list[ir.Stmt],
         lse = log[0].targets[0]
         uses = readers.get(lse, [])
         r = uses[0] if len(uses) == 1 and single(lse) else None
-        if isinstance(r, Assign) and r.op.kind == "prim" and not r.op.kwargs:
+        if isinstance(r, Assign) and r.op.kind is OpKind.PRIM and not r.op.kwargs:
             if r.op.prim == "add" and sorted(map(str, r.op.args)) == sorted([c, lse]) \
                     and one_use:
                 result, why = r, f"{c} + log(sum(exp({x} - {c}))) does not depend on {c}"
@@ -102,7 +102,7 @@ def _freeze_if_shift(difference: Assign, after: list[ir.Stmt],
                 result, why = r, f"({x} - {c}) - log(sum(exp({x} - {c}))) does not depend on {c}"
     elif one_use and len(readers.get(sum_name, [])) == 1 and len(readers[exp_name]) == 2:
         r = readers[sum_name][0]
-        if isinstance(r, Assign) and r.op.kind == "prim" and r.op.prim == "divide" and (
+        if isinstance(r, Assign) and r.op.kind is OpKind.PRIM and r.op.prim == "divide" and (
                 r.op.args == [exp_name, sum_name]) and not r.op.kwargs:
             result, why = r, f"exp({x} - {c}) / sum(exp({x} - {c})) does not depend on {c}"
     if result is None or not _in_order(after, [exp, total, *log, result], c):
@@ -116,7 +116,7 @@ def _freeze_if_shift(difference: Assign, after: list[ir.Stmt],
 
 def _unary(s: ir.Stmt | None, prim: str, arg: str, reduction: bool = False) -> Assign | None:
     """``s`` when it is ``target = prim(arg)`` (keyword arguments only for a reduction)."""
-    if not isinstance(s, Assign) or s.op.kind != "prim" or s.op.prim != prim:
+    if not isinstance(s, Assign) or s.op.kind is not OpKind.PRIM or s.op.prim != prim:
         return None
     if s.op.args != [arg] or len(s.targets) != 1 or (s.op.kwargs and not reduction):
         return None
@@ -142,7 +142,7 @@ def _valid_shift(defs: list[ir.Stmt], reduction: Assign) -> bool:
     if len(defs) != 1 or not isinstance(defs[0], Assign):
         return False
     op = defs[0].op
-    if op.kind != "prim" or op.prim not in _SHIFTS or len(op.args) != 1:
+    if op.kind is not OpKind.PRIM or op.prim not in _SHIFTS or len(op.args) != 1:
         return False
     axis, keepdims = _reduction_axes(op), _reduction_axes(reduction.op)
     if axis is None or keepdims is None or axis != keepdims:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import __future__
 import builtins
+import dis
 import inspect
 import textwrap
 import types
@@ -179,7 +180,6 @@ def _same_code(a: types.CodeType, b: types.CodeType) -> bool:
 
 
 def _instructions(code: types.CodeType) -> list[tuple[str, Any]]:
-    import dis
     out = []
     for ins in dis.get_instructions(code):
         if ins.opname in _CONTEXT_OPS:

@@ -17,8 +17,9 @@ from . import ir, trees
 from .analyze import CREATION, Activity, array_arguments
 from .build import assign, attr, call, comment, const, expr_stmt, for_, if_, index_value, name, \
     while_
-from .ir import Assign, Const, Op
-from .resolve import Resolver, signature
+from .ir import Assign, Const, EffectKind, Op, OpKind
+from .primitives import signature
+from .resolve import Resolver
 from .rules import custom_function, is_custom
 
 _OPERATORS = {"add": gast.Add, "subtract": gast.Sub, "multiply": gast.Mult, "divide": gast.Div,
@@ -46,18 +47,18 @@ class Emitter:
         return bool(ir.op_reads(op) & self.activity.arrays)
 
     def op_expr(self, op: Op) -> gast.expr:
-        if op.kind == "copy":
+        if op.kind is OpKind.COPY:
             return self.atom(op.args[0])
-        if op.kind in ("tuple", "list"):
+        if op.kind in (OpKind.TUPLE, OpKind.LIST):
             elts = [self.atom(a) for a in op.args]
-            return gast.Tuple(elts=elts, ctx=gast.Load()) if op.kind == "tuple" else gast.List(
+            return gast.Tuple(elts=elts, ctx=gast.Load()) if op.kind is OpKind.TUPLE else gast.List(
                 elts=elts, ctx=gast.Load())
-        if op.kind == "static":
+        if op.kind is OpKind.STATIC:
             return self.inline(op.node)  # type: ignore[arg-type]
-        if op.kind == "user":
+        if op.kind is OpKind.USER:
             copy_name = self.portable_name(op.callee, array_arguments(op, self.activity.arrays))
             return call(name(copy_name), [self.atom(a) for a in op.args])
-        if op.kind == "pop":
+        if op.kind is OpKind.POP:
             return call(attr(str(op.args[0]), "pop"), [])
         return self.prim_expr(op)
 
@@ -139,9 +140,9 @@ class Emitter:
         if isinstance(s, Assign):
             return [assign(s.targets, self.op_expr(s.op))]
         if isinstance(s, ir.Effect):
-            if s.kind == "append":
+            if s.kind is EffectKind.APPEND:
                 return [expr_stmt(call(attr(s.target, "append"), [self.atom(s.value)]))]
-            if s.kind == "list_set":
+            if s.kind is EffectKind.LIST_SET:
                 target = gast.Subscript(value=name(s.target), slice=self.atom(s.node),
                                         ctx=gast.Store())
                 return [gast.Assign(targets=[target], value=self.atom(s.value),

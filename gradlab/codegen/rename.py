@@ -15,7 +15,7 @@ from typing import Any
 import gast
 
 from . import ir, trees
-from .ir import Assign, Op
+from .ir import Assign, Op, OpKind
 from .naming import Names
 
 
@@ -101,10 +101,10 @@ class Renamer:
                     # only the else branch wrote it: the if branch copies the new version in
                     # (copying into ``a`` instead would overwrite a value the backward reads)
                     merged[name] = b
-                    body.append(Assign(None, [b], Op("copy", args=[a])))
+                    body.append(Assign(None, [b], Op(OpKind.COPY, args=[a])))
                 elif a is not None and b is not None:
                     merged[name] = a
-                    orelse.append(Assign(None, [a], Op("copy", args=[b])))
+                    orelse.append(Assign(None, [a], Op(OpKind.COPY, args=[b])))
                 else:
                     merged[name] = a or b  # type: ignore[assignment]
             self.version = merged

@@ -7,7 +7,7 @@ module attribute is spelled from the module's real name, so ``np.tanh``, ``numpy
 """
 from __future__ import annotations
 
-import inspect
+import ast
 import sys
 import types
 from dataclasses import dataclass, field
@@ -15,10 +15,11 @@ from typing import Any
 
 import gast
 
-from ..tensor.primitive import Meaning, parse_signature
-from ..tensor.spec import PRIMITIVES, STATIC_CALLS
+from ..tensor.primitive import Meaning
+from ..tensor.spec import STATIC_CALLS
 from .parse import Scope
-from .primitives import DIALECT_SENSITIVE, METHODS, PATHS
+from .primitives import DIALECT_SENSITIVE, METHODS, PATHS, signature
+from .rules import custom_rule_for, custom_signature, is_custom
 
 
 def gives_no_gradient(path: str) -> bool:
@@ -53,12 +54,6 @@ class Resolution:
         return not self.transforms and not self.with_indices
 
 
-def signature(prim: str) -> inspect.Signature:
-    """The canonical signature of a primitive (from :mod:`gradlab.tensor.spec`)."""
-    record = PRIMITIVES.get(prim)
-    return parse_signature(record.signature if record is not None else "(*args, **kwargs)")
-
-
 def dotted(node: gast.expr) -> list[str] | None:
     """``np.linalg.norm`` -> ['np', 'linalg', 'norm']; None if not a plain dotted name."""
     parts: list[str] = []
@@ -89,8 +84,8 @@ class Resolver:
         parts = dotted(func)
         if parts is None:
             if isinstance(func, gast.Attribute):   # a method of a computed value: (a @ b).sum()
-                return self._method(func.attr, node, _label(func))
-            return Resolution("unknown", label=_label(func))
+                return self._method(func.attr, node, callee_text(func))
+            return Resolution("unknown", label=callee_text(func))
         label = ".".join(parts)
         if parts[0] in self.locals:
             if len(parts) == 2:
@@ -110,7 +105,6 @@ class Resolver:
             path = ""
             if len(parts) == 1 and getattr(sys.modules.get("builtins"), parts[0], None) is obj:
                 path = f"builtins.{parts[0]}"
-        from .rules import custom_rule_for   # registered by users with @gradlab.adjoint
         custom = custom_rule_for(target)
         if custom is not None:
             return self._bind(Meaning(custom), node, label, custom=True)
@@ -162,7 +156,7 @@ class Resolver:
               ) -> Resolution:
         """The call's arguments by canonical parameter: the framework's positional order and
         keyword names mapped, literal flags translated, defaults that differ applied."""
-        sig = signature(meaning.prim) if not custom else _custom_signature(meaning.prim)
+        sig = signature(meaning.prim) if not custom else custom_signature(meaning.prim)
         if any(isinstance(a, gast.Starred) for a in node.args):
             raise BindError(f"{label}(*...) cannot be differentiated: pass the arguments one by one")
         given: dict[str, gast.expr] = {}     # by the framework's own names, for now
@@ -245,9 +239,9 @@ def _literal_value(node: gast.expr, label: str, key: str) -> Any:
                     f"knows what the call computes")
 
 
-def _label(node: gast.expr) -> str:
+def callee_text(node: gast.expr) -> str:
+    """How the user wrote a callee, for messages."""
     try:
-        import ast
         return ast.unparse(gast.gast_to_ast(node))
     except Exception:  # pragma: no cover - best effort for messages
         return type(node).__name__
@@ -288,14 +282,8 @@ def _is_user_function(obj: Any) -> bool:
     return module not in _FRAMEWORK_ROOTS
 
 
-def _custom_signature(prim: str) -> inspect.Signature:
-    from .rules import custom_signature
-    return custom_signature(prim)
-
-
 def bindings(op: Any) -> dict[str, Any]:
     """Every canonical parameter of a primitive operation with its atom (defaults filled in)."""
-    from .rules import custom_signature, is_custom
     sig = custom_signature(op.prim) if is_custom(op.prim) else signature(op.prim)
     out: dict[str, Any] = {}
     required = [p.name for p in sig.parameters.values()

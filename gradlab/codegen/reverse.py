@@ -20,15 +20,15 @@ from typing import Any
 
 import gast
 
-from ..errors import GradlabError, NoRuleError
+from ..errors import NoRuleError
 from . import ir, trees
-from .analyze import SCALAR, Activity, array_arguments, check, number_params, shape_classes
+from .analyze import SCALAR, array_arguments, check, number_params, shape_classes
 from .build import REQUIRED, assign, attr, call, comment, const, expr_stmt, for_, function_def, \
     if_, index_value, name, note
-from .ir import Assign, Const
+from .ir import Assign, Const, EffectKind, OpKind
 from .naming import Names
 from .resolve import bindings
-from .rules import ADJOINTS, NONDIFFERENTIABLE, Contribution, RuleGap, instantiate, is_custom
+from .rules import ADJOINTS, NONDIFFERENTIABLE, Contribution, RuleGap, Temporary, instantiate
 
 BACKWARD_MARK = "── backward ──"
 
@@ -133,7 +133,7 @@ class Reverse:
         for s in ir.walk(fn.body):
             if isinstance(s, Assign) and self._active_stmt(s):
                 self.plans.setdefault(id(s), Plan()).items = self._items(s)
-            elif isinstance(s, ir.Effect) and s.kind == "append" and self.act.active(s.target):
+            elif isinstance(s, ir.Effect) and s.kind is EffectKind.APPEND and self.act.active(s.target):
                 self.plans.setdefault(id(s), Plan()).items = ["append"]
         self.needed = self._needed(fn.body)
         self._plan_pushes(fn.body, loop=None)
@@ -185,7 +185,7 @@ class Reverse:
         for s in ir.walk(stmts):
             if isinstance(s, Assign) and self._active_stmt(s):
                 return True
-            if isinstance(s, ir.Effect) and s.kind == "append" and self.act.active(s.target):
+            if isinstance(s, ir.Effect) and s.kind is EffectKind.APPEND and self.act.active(s.target):
                 return True
             if isinstance(s, ir.GradOf):
                 return True
@@ -212,7 +212,7 @@ class Reverse:
                         ir.atom_names(s.range_args) | {s.target}) & ir.writes_in(s.body)
                     if not reversible:
                         s.counter = self.names.fresh("steps")
-                        init = Assign(s.origin, [s.counter], ir.Op("copy", args=[Const(0)]))
+                        init = Assign(s.origin, [s.counter], ir.Op(OpKind.COPY, args=[Const(0)]))
                         stmts.insert(i, init)
                         self.depth[id(init)] = depth
                         self.parent_loop[id(init)] = loop
@@ -234,21 +234,21 @@ class Reverse:
 
     def _items(self, s: Assign) -> list[Any]:
         op = s.op
-        if op.kind == "copy":
+        if op.kind is OpKind.COPY:
             src = op.args[0]
             if len(s.targets) == 1 and self._is_active_atom(src):
                 return [Contribution(src, name(self.adj(s.targets[0])))]  # type: ignore[arg-type]
             return []
-        if op.kind in ("tuple", "list"):
+        if op.kind in (OpKind.TUPLE, OpKind.LIST):
             if len(s.targets) > 1:
                 return [("parallel", list(zip(s.targets, op.args)))]
             d = self.adj(s.targets[0])
             return [Contribution(str(a), gast.Subscript(value=name(d), slice=const(k),
                                                         ctx=gast.Load()))
                     for k, a in enumerate(op.args) if self._is_active_atom(a)]
-        if op.kind == "user":
+        if op.kind is OpKind.USER:
             return self._user_items(s)
-        if op.kind != "prim":
+        if op.kind is not OpKind.PRIM:
             return []
         if op.prim == "list_getitem":
             xs, index = op.args
@@ -314,8 +314,8 @@ class Reverse:
                         add_expr(item.expr)
                         if item.target in self.lists:
                             out.add(item.target)
-                    elif isinstance(item, gast.Assign):
-                        add_expr(item.value)
+                    elif isinstance(item, Temporary):
+                        add_expr(item.stmt.value)
                     elif isinstance(item, ListElement):
                         add_expr(item.index)
                         out.add(item.target)
@@ -360,7 +360,7 @@ class Reverse:
                         self.stack(v)
                         if plan.push == "restore" and not self._defined_before(v, loop):
                             self.inits.add(v)
-                if isinstance(s, ir.Effect) and s.kind == "append" and s.target in self.needed:
+                if isinstance(s, ir.Effect) and s.kind is EffectKind.APPEND and s.target in self.needed:
                     self.plans.setdefault(id(s), Plan()).pushed = [s.target]
             if isinstance(s, ir.For) and s.counter and s.target in self.needed:
                 self.stack(s.target)
@@ -494,7 +494,7 @@ class Reverse:
             return
         if isinstance(s, ir.Effect):
             lines = []
-            if s.kind == "append" and plan is not None:
+            if s.kind is EffectKind.APPEND and plan is not None:
                 if plan.items and s.target in state and self._is_active_atom(s.value):
                     popped = call(attr(self.adj(s.target), "pop"), [])
                     self._contribute(s.value, popped, state, lines)  # type: ignore[arg-type]
@@ -632,8 +632,8 @@ class Reverse:
         lines: list[gast.stmt] = []
         deferred: list[Contribution] = []
         for item in items:
-            if isinstance(item, gast.Assign):
-                lines.append(item)
+            if isinstance(item, Temporary):
+                lines.append(item.stmt)
             elif isinstance(item, Contribution):
                 if item.target in targets:
                     deferred.append(item)
@@ -732,7 +732,7 @@ class Reverse:
 def _reads_old_and_new(s: Assign) -> bool:
     """Does the adjoint of ``y = f(..y..)`` need both the old ``y`` and the new one?"""
     target = s.targets[0]
-    if s.op.kind != "prim" or target not in ir.op_reads(s.op):
+    if s.op.kind is not OpKind.PRIM or target not in ir.op_reads(s.op):
         return False
     rule = ADJOINTS.get(s.op.prim)
     return rule is not None and rule.reads_result()
