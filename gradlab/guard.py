@@ -27,15 +27,22 @@ twice; ``check=False`` on ``gradlab.grad`` switches the guard off.
 """
 from __future__ import annotations
 
-import copy
+import linecache
 import sys
-import warnings
-from dataclasses import dataclass
 from typing import Any
 
+import gast
 import numpy as np
 
+from .calls import several_outputs
+from .codegen.parse import parse_function
 from .errors import GradlabError
+from .instrument import instrumented, main_lines
+from .rerun import Original, call_quietly, copied, run_original
+from .tensor.convert import to_float64_numpy
+
+__all__ = ["ForwardMismatchError", "Original", "is_tracing", "run_original", "verify",
+           "refuse_several_outputs", "locate", "same", "tolerance"]
 
 #: Steps of the original function the line-by-line search records before it gives up.
 SEARCH_LIMIT = 100_000
@@ -54,15 +61,6 @@ class ForwardMismatchError(GradlabError):
         self.line = line
         self.name = name
         super().__init__(message)
-
-
-@dataclass
-class Original:
-    """The original function's value on copies of the arguments, or why there is none."""
-
-    value: Any = None
-    ran: bool = False
-    why_not: str = ""
 
 
 # --- when values cannot be compared ---------------------------------------------------------------
@@ -99,70 +97,10 @@ def _torch_tracing(torch: Any, v: Any) -> bool:
         return False
 
 
-def _copy(value: Any) -> Any:
-    """A copy the original function may change without changing the caller's value."""
-    if value is None or isinstance(value, (bool, int, float, complex, str, bytes, np.generic)):
-        return value
-    if isinstance(value, np.ndarray):
-        return value.copy()
-    root = type(value).__module__.split(".")[0]
-    if root == "torch":
-        return value.detach().clone()
-    if root in ("jax", "jaxlib", "tensorflow"):
-        return value     # immutable
-    if type(value) in (list, tuple):
-        return type(value)(_copy(v) for v in value)
-    if type(value) is dict:
-        return {k: _copy(v) for k, v in value.items()}
-    return copy.deepcopy(value)
-
-
-def run_original(df: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Original:
-    """``df.fn`` on copies of the arguments (warnings silenced: the generated code has just
-    shown them). When it cannot run on these inputs (a NumPy function given torch tensors on
-    a GPU), once more on NumPy copies of them."""
-    try:
-        a, k = _copy(args), _copy(kwargs)
-    except Exception as e:
-        return Original(why_not=f"not checked: the arguments cannot be copied ({e})")
-    try:
-        return Original(_call_quietly(df.fn, a, k), True)
-    except Exception as first:
-        failure = f"{type(first).__name__}: {first}"
-    try:
-        from .tensor.convert import to_float64_numpy
-        a = tuple(_numpy_like(v, to_float64_numpy) for v in args)
-        k = {n: _numpy_like(v, to_float64_numpy) for n, v in kwargs.items()}
-        return Original(_call_quietly(df.fn, a, k), True)
-    except Exception:
-        return Original(why_not=f"not checked: {getattr(df.fn, '__qualname__', 'the function')} "
-                                f"does not run on these inputs ({failure[:200]})")
-
-
-def _numpy_like(value: Any, to_numpy: Any) -> Any:
-    if isinstance(value, (bool, int, float, complex, str, type(None))):
-        return value
-    if isinstance(value, (list, tuple)):
-        return type(value)(_numpy_like(v, to_numpy) for v in value)
-    if hasattr(value, "shape"):
-        dtype = getattr(value, "dtype", None)
-        out = np.array(to_numpy(value))
-        name = str(dtype).rpartition(".")[2] if dtype is not None else ""
-        return out.astype(np.float32) if name == "float32" else out
-    return copy.deepcopy(value)
-
-
-def _call_quietly(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return fn(*args, **kwargs)
-
-
 # --- comparing ------------------------------------------------------------------------------------
 def _numeric(value: Any) -> np.ndarray | None:
     """A value as a float64 (or complex128) NumPy array, or None when it is not numbers."""
     if isinstance(value, (bool, int, float, complex, np.generic)) or hasattr(value, "shape"):
-        from .tensor.convert import to_float64_numpy
         try:
             arr = np.asarray(to_float64_numpy(value))
         except Exception:
@@ -265,7 +203,6 @@ def refuse_several_outputs(df: Any, original: Original) -> None:
     on a seed of one number)."""
     value = original.value
     if original.ran and isinstance(value, (tuple, list, dict)):
-        from .calls import several_outputs
         raise GradlabError(several_outputs(getattr(df.fn, "__qualname__", "the function"),
                                            type(value).__name__, len(value)))
 
@@ -341,8 +278,6 @@ def locate(df: Any, args: tuple[Any, ...], kwargs: dict[str, Any], rtol: float, 
 def _statement_lines(fn: Any) -> dict[int, int]:
     """Each line of ``fn``'s file that belongs to a statement -> the statement's first line
     (Python reports a line of a statement written over several lines)."""
-    from .codegen.parse import parse_function
-    import gast
     parsed = parse_function(fn)
     offset = parsed.first_line - 1
     out: dict[int, int] = {}
@@ -357,7 +292,6 @@ def _statement_lines(fn: Any) -> dict[int, int]:
 
 
 def _line_text(fn: Any, lineno: int) -> str:
-    import linecache
     return linecache.getline(fn.__code__.co_filename, lineno).strip()
 
 
@@ -411,11 +345,11 @@ def _original_assignments(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
             return local
         return None
 
-    a, k = _copy(args), _copy(kwargs)
+    a, k = copied(args), copied(kwargs)
     previous = sys.gettrace()
     sys.settrace(start)
     try:
-        _call_quietly(fn, a, k)
+        call_quietly(fn, a, k)
     except Exception:       # Enough, or a failure part way: what was recorded is kept
         pass
     finally:
@@ -428,7 +362,6 @@ def _generated_assignments(df: Any, args: tuple[Any, ...], kwargs: dict[str, Any
     """Run the generated code instrumented: for each of the user's variables, the values its
     forward pass gave it, in order (``h_1``, a second value of ``h`` renamed, counts as
     ``h``)."""
-    from .instrument import instrumented, main_lines
     user_names = set(df.fn.__code__.co_varnames) | set(df.fn.__code__.co_cellvars)
     found: dict[str, list[Any]] = {}
     count = [0]
@@ -454,7 +387,7 @@ def _generated_assignments(df: Any, args: tuple[Any, ...], kwargs: dict[str, Any
     first = next(i + 1 for i, line in enumerate(lines) if line.startswith(f"def {name}("))
     forward = {line for line in main_lines(lines, name) if line < marker}
     try:
-        _call_quietly(fn, _copy(args), _copy(kwargs))
+        call_quietly(fn, copied(args), copied(kwargs))
     except Exception:       # Enough, or a failure part way: what was recorded is kept
         pass
     return found

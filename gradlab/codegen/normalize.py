@@ -792,21 +792,3 @@ def _is_insert_grad_of(node: gast.With, parsed: ParsedFunction) -> bool:
         obj = getattr(obj, attr, None)
     return getattr(obj, "__name__", "") == "insert_grad_of" and (
         getattr(obj, "__module__", "") or "").startswith("gradlab")
-
-
-def split_self_updates(stmts: list[ir.Stmt], names: Names, needs_split: Any) -> None:
-    """``y = f(y)`` where a rule needs both the old and the new ``y`` becomes
-    ``y_new = f(y)`` then ``y = y_new``, so each value keeps a name of its own. (Outside loops
-    renaming already gives the new value a new name; inside a loop ``y`` must stay ``y``.)"""
-    i = 0
-    while i < len(stmts):
-        s = stmts[i]
-        for block in ir.children(s):
-            split_self_updates(block, names, needs_split)
-        if isinstance(s, Assign) and len(s.targets) == 1 and needs_split(s):
-            target = s.targets[0]
-            fresh = names.fresh(f"{target}_new")
-            stmts[i:i + 1] = [Assign(s.origin, [fresh], s.op),
-                              Assign(s.origin, [target], Op(OpKind.COPY, args=[fresh]))]
-            i += 1
-        i += 1

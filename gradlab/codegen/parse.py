@@ -62,6 +62,13 @@ class ParsedFunction:
         return refusal(message, self.origin(node), construct)
 
 
+def is_generated(fn: Any) -> bool:
+    """Whether ``fn`` is gradlab's own generated code (compiled under a ``<gradlab:...>`` name),
+    which ``hvp`` differentiates."""
+    code = getattr(fn, "__code__", None)
+    return code is not None and code.co_filename.startswith("<gradlab:")
+
+
 def parse_function(fn: Any) -> ParsedFunction:
     """Parse ``fn``'s source into a gast ``FunctionDef`` with line numbers kept."""
     if isinstance(fn, types.MethodType):

@@ -262,8 +262,8 @@ def _value_and_gradients(df: Any) -> Callable[..., Any]:
     def call(*args: Any) -> Any:
         impl, fw = df._select(args)
         value, grads = impl(*args)
-        from ..api import _conform
-        return value, _conform(grads, args, df, fw)
+        from ..api import conform_gradients
+        return value, conform_gradients(grads, args, df, fw)
     return call
 
 

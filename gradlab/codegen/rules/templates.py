@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 import textwrap
 from dataclasses import dataclass, field
+from collections.abc import Iterator, MutableMapping
 from typing import Any, Callable
 
 import gast
@@ -35,8 +36,50 @@ class Rule:
         return self.params[0] in self.reads
 
 
-ADJOINTS: dict[str, Rule] = {}
-TANGENTS: dict[str, Rule] = {}
+class RuleTable(MutableMapping[str, Rule]):
+    """The rules of one kind by primitive. A built-in template is registered as its function
+    and parsed the first time its rule is asked for: reading ~150 templates' source at import
+    would cost ``import gradlab`` a tenth of a second, and a transform needs a few of them."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._templates: dict[str, Callable[..., Any]] = {}
+        self._rules: dict[str, Rule] = {}
+
+    def register(self, prim: str, template: Callable[..., Any]) -> None:
+        """``template`` is ``prim``'s rule, parsed when first asked for."""
+        self._rules.pop(prim, None)
+        self._templates[prim] = template
+
+    def __getitem__(self, prim: str) -> Rule:
+        rule = self._rules.get(prim)
+        if rule is None:
+            rule = parse_template(self._templates[prim], prim, self.kind)
+            self._rules[prim] = rule
+        return rule
+
+    def __setitem__(self, prim: str, rule: Rule) -> None:
+        self._templates.pop(prim, None)
+        self._rules[prim] = rule
+
+    def __delitem__(self, prim: str) -> None:
+        if prim not in self:
+            raise KeyError(prim)
+        self._templates.pop(prim, None)
+        self._rules.pop(prim, None)
+
+    def __contains__(self, prim: object) -> bool:
+        return prim in self._rules or prim in self._templates
+
+    def __iter__(self) -> Iterator[str]:
+        return iter({**self._templates, **self._rules})
+
+    def __len__(self) -> int:
+        return len(self._templates.keys() | self._rules.keys())
+
+
+ADJOINTS = RuleTable("adjoint")
+TANGENTS = RuleTable("tangent")
 #: Primitives through which no gradient flows: the table's (each with its reason) and the
 #: user's own functions marked with ``gradlab.nondifferentiable``.
 NONDIFFERENTIABLE: set[str] = set(BY_NATURE)
@@ -86,18 +129,18 @@ def _check_template(prim: str, kind: str, names: list[str], body: list[gast.stmt
                                    f"assign only {result_adjoint}")
 
 
-def _register(table: dict[str, Rule], kind: str, prim: str) -> Callable[[Callable[..., Any]], Any]:
+def _register(table: RuleTable, prim: str) -> Callable[[Callable[..., Any]], Any]:
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
-        table[prim] = parse_template(fn, prim, kind)
+        table.register(prim, fn)
         return fn
     return decorate
 
 
 def adjoint(prim: str) -> Callable[[Callable[..., Any]], Any]:
     """Register the reverse-mode template of built-in primitive ``prim``."""
-    return _register(ADJOINTS, "adjoint", prim)
+    return _register(ADJOINTS, prim)
 
 
 def tangent(prim: str) -> Callable[[Callable[..., Any]], Any]:
     """Register the forward-mode template of built-in primitive ``prim``."""
-    return _register(TANGENTS, "tangent", prim)
+    return _register(TANGENTS, prim)
