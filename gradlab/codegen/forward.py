@@ -13,7 +13,7 @@ from typing import Any
 import gast
 
 from . import ir, trees
-from .analyze import SCALAR, array_arguments
+from .analyze import array_arguments
 from .build import REQUIRED, assign, attr, call, const, expr_stmt, function_def, name, param, \
     subscript_index
 from .dispatch import StatementRules, apply_rule, rule_for
@@ -22,6 +22,7 @@ from .prepare import Prepared
 from .primal import structured
 from .resolve import bindings
 from .rules import ELEMENTWISE, TANGENTS, Temporary
+from .shapes import SCALAR
 
 
 class Forward(StatementRules[list[gast.stmt]]):

@@ -2,7 +2,7 @@
 different in what they compute.
 
 - In a gradient, two rewrites of products that know which values share a shape (the shape
-  classes of :func:`analyze.shape_classes`): a ``gl.broadcast_like`` that the product around it
+  classes of :func:`.shapes.shape_classes`): a ``gl.broadcast_like`` that the product around it
   does anyway is skipped, and the numbers of a product are multiplied first.
 - Dead code and copies removed. Both passes are deliberately conservative: a statement is dead
   only if nothing anywhere in the function reads what it assigns and it has no effect (stack
@@ -18,8 +18,8 @@ from typing import Any, Callable
 import gast
 
 from . import trees
-from .analyze import SCALAR
 from .build import is_comment
+from .shapes import SCALAR
 
 _EFFECT_METHODS = {"append", "pop"}
 

@@ -26,8 +26,10 @@ import gast
 
 from ..errors import GradlabError
 from . import ir, trees
-from .analyze import analyze, check, number_params, result_aliases, shape_classes
+from .aliasing import result_aliases
+from .analyze import analyze, number_params
 from .build import REQUIRED, function_def, name
+from .check import check
 from .emit import Source, compile_source, to_source
 from .forward import Forward, tangent_reads_old
 from .invariance import freeze_shifts
@@ -41,6 +43,7 @@ from .rename import Renamer
 from .resolve import Resolver
 from .reverse import Reverse, keeps_old_and_new
 from .rules import custom_rule_for
+from .shapes import shape_classes
 
 GL = "gl"
 

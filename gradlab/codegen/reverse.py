@@ -25,13 +25,14 @@ from typing import Any, Union
 import gast
 
 from . import ir, trees
-from .analyze import SCALAR, array_arguments
+from .analyze import array_arguments
 from .build import REQUIRED, assign, attr, call, comment, const, expr_stmt, for_, function_def, \
     if_, name, note, while_
 from .dispatch import StatementRules, apply_rule, rule_for
 from .ir import Assign, Atom, Const, EffectKind, OpKind
 from .prepare import Prepared
 from .rules import ADJOINTS, Contribution, Temporary
+from .shapes import SCALAR
 
 BACKWARD_MARK = "── backward ──"
 

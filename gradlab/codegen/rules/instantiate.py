@@ -90,7 +90,7 @@ def instantiate(rule: Rule, bindings: dict[str, Any], adjoint_of: Callable[[str]
     inline expression). ``adjoint_of(name)`` names the adjoint (or tangent) variable of a user
     variable; ``active(expr)`` tells whether an argument carries a gradient, so contributions
     to inactive arguments are dropped. ``fresh(hint)`` names temporaries. ``shape_of(expr)``
-    gives a shape class (see :func:`analyze.shape_classes`): ``unbroadcast`` to an argument of
+    gives a shape class (see :func:`..shapes.shape_classes`): ``unbroadcast`` to an argument of
     the result's class and ``broadcast_like`` to a scalar are dropped.
 
     A gradient that the rule gives no line for, for an argument that carries one, would be
