@@ -308,53 +308,66 @@ def _original_assignments(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
                           ) -> dict[str, list[tuple[int, int, Any]]]:
     """Run ``fn`` (on copies) line by line: for each local variable, the values it was given,
     in order, each with its place in the run and its line."""
-    statement = _statement_lines(fn)
-    code = fn.__code__
-    found: dict[str, list[tuple[int, int, Any]]] = {}
-    state: dict[str, Any] = {"frame": None, "line": None, "locals": {}, "count": 0}
-    missing = object()
-
-    class Enough(Exception):
-        pass
-
-    def note(line: int | None, changed: dict[str, Any]) -> None:
-        if line is None:
-            return
-        for name, value in changed.items():
-            state["count"] += 1
-            found.setdefault(name, []).append((state["count"], statement.get(line, line),
-                                               _snapshot(value)))
-        if state["count"] > SEARCH_LIMIT:
-            raise Enough
-
-    def local(frame: Any, event: str, arg: Any) -> Any:
-        if event in ("line", "return"):
-            now = dict(frame.f_locals)
-            changed = {k: v for k, v in now.items() if state["locals"].get(k, missing) is not v}
-            note(state["line"], changed)
-            state["locals"] = now
-            state["line"] = frame.f_lineno
-            if event == "return":
-                note(frame.f_lineno, {_RETURN: arg})
-        return local
-
-    def start(frame: Any, event: str, arg: Any) -> Any:
-        if event == "call" and frame.f_code is code and state["frame"] is None:
-            state["frame"] = frame
-            state["locals"] = dict(frame.f_locals)
-            return local
-        return None
-
+    recorder = _LineRecorder(fn)
     a, k = copied(args), copied(kwargs)
     previous = sys.gettrace()
-    sys.settrace(start)
+    sys.settrace(recorder.start)
     try:
         call_quietly(fn, a, k)
-    except Exception:       # Enough, or a failure part way: what was recorded is kept
+    except Exception:       # _Enough, or a failure part way: what was recorded is kept
         pass
     finally:
         sys.settrace(previous)
-    return found
+    return recorder.found
+
+
+class _Enough(Exception):
+    """The line-by-line search recorded :data:`SEARCH_LIMIT` steps: it stops there."""
+
+
+_MISSING = object()
+
+
+class _LineRecorder:
+    """A ``sys.settrace`` hook on the first call of ``fn``: after each line, the locals it
+    changed (by identity), recorded with the statement's first line."""
+
+    def __init__(self, fn: Any) -> None:
+        self.statement = _statement_lines(fn)
+        self.code = fn.__code__
+        self.found: dict[str, list[tuple[int, int, Any]]] = {}
+        self.frame: Any = None
+        self.line: int | None = None
+        self.locals: dict[str, Any] = {}
+        self.count = 0
+
+    def start(self, frame: Any, event: str, arg: Any) -> Any:
+        if event == "call" and frame.f_code is self.code and self.frame is None:
+            self.frame = frame
+            self.locals = dict(frame.f_locals)
+            return self.local
+        return None
+
+    def local(self, frame: Any, event: str, arg: Any) -> Any:
+        if event in ("line", "return"):
+            now = dict(frame.f_locals)
+            changed = {k: v for k, v in now.items() if self.locals.get(k, _MISSING) is not v}
+            self.note(self.line, changed)
+            self.locals = now
+            self.line = frame.f_lineno
+            if event == "return":
+                self.note(frame.f_lineno, {_RETURN: arg})
+        return self.local
+
+    def note(self, line: int | None, changed: dict[str, Any]) -> None:
+        if line is None:
+            return
+        for name, value in changed.items():
+            self.count += 1
+            self.found.setdefault(name, []).append((self.count, self.statement.get(line, line),
+                                                    _snapshot(value)))
+        if self.count > SEARCH_LIMIT:
+            raise _Enough
 
 
 def _generated_assignments(df: Any, args: tuple[Any, ...], kwargs: dict[str, Any]

@@ -178,18 +178,7 @@ class Normalizer:
         elif isinstance(node, gast.Expr):
             self._expr_stmt(node)
         elif isinstance(node, gast.Return):
-            value: ir.Atom | None = None
-            if self.result:   # several returns: each assigns the one result variable
-                self.assign_to(self.result, node.value if node.value is not None else
-                               gast.Constant(value=None, kind=None))
-                value = self.result
-            elif node.value is not None:
-                if isinstance(node.value, gast.Name) or _literal(node.value) is not None:
-                    value = self.atom(node.value)
-                else:   # the value is named after the function: `return mean(h)` -> loss = ...
-                    value = self.names.fresh(self.parsed.name)
-                    self.assign_to(value, node.value)
-            self.emit(ir.Return(self.origin, value))
+            self._return(node)
         elif isinstance(node, gast.If):
             test = self.inline(node.test)
             body, orelse = self.block(node.body), self.block(node.orelse)
@@ -215,6 +204,20 @@ class Normalizer:
         else:
             raise self.parsed.error(f"{type(node).__name__} statements are not supported",
                                     node, type(node).__name__)
+
+    def _return(self, node: gast.Return) -> None:
+        value: ir.Atom | None = None
+        if self.result:   # several returns: each assigns the one result variable
+            self.assign_to(self.result, node.value if node.value is not None else
+                           gast.Constant(value=None, kind=None))
+            value = self.result
+        elif node.value is not None:
+            if isinstance(node.value, gast.Name) or _literal(node.value) is not None:
+                value = self.atom(node.value)
+            else:   # the value is named after the function: `return mean(h)` -> loss = ...
+                value = self.names.fresh(self.parsed.name)
+                self.assign_to(value, node.value)
+        self.emit(ir.Return(self.origin, value))
 
     def _assign(self, node: gast.Assign) -> None:
         if len(node.targets) > 1:
@@ -337,8 +340,26 @@ class Normalizer:
         return res.label if res.kind == "unknown" else ""
 
     def _for(self, node: gast.For) -> None:
+        """Every ``for`` as ``for i in range(...)``: a loop over a sequence's rows, over
+        ``enumerate`` or ``zip`` reads its items by index at the top of the body."""
+        index, range_args, rows, reverse = self._loop_over(node)
+        self.loop_depth += 1
+        saved = self.out
+        self.out = []
+        for row_name, seq in rows:
+            self.emit(Assign(self.origin, [row_name], Op(OpKind.PRIM, "getitem", [seq, gast.Name(
+                index, gast.Load(), None, None)], style="subscript")))
+        for s in node.body:
+            self.stmt(s)
+        body, self.out = self.out, saved
+        self.loop_depth -= 1
+        self.emit(ir.For(self.origin, index, range_args, body, reverse=reverse))
+
+    def _loop_over(self, node: gast.For
+                   ) -> tuple[str, list[gast.expr], list[tuple[str, ir.Atom]], bool]:
+        """What a ``for`` loops over: its index, the arguments of its ``range``, the names bound
+        to a row of a sequence at each step, and whether it counts down (``reversed``)."""
         target, it = node.target, node.iter
-        pre: list[tuple[str, ir.Atom]] = []
         parts = dotted(it.func) if isinstance(it, gast.Call) else None
         call = it if isinstance(it, gast.Call) else None
         resolved = self.resolver.call(call) if call is not None and parts else None
@@ -348,42 +369,28 @@ class Normalizer:
                 call.args[0], gast.Call) and dotted(call.args[0].func) == ["range"]:
             call, label, reverse = call.args[0], "range", True
         if call is not None and label == "range" and isinstance(target, gast.Name):
-            index = target.id
-            range_args = [self.inline(a) for a in call.args]
-        elif call is not None and label == "enumerate" and isinstance(target, gast.Tuple) \
+            return target.id, [self.inline(a) for a in call.args], [], reverse
+        if call is not None and label == "enumerate" and isinstance(target, gast.Tuple) \
                 and len(target.elts) == 2 and all(isinstance(e, gast.Name) for e in target.elts):
-            index = target.elts[0].id
             seq = self.atom(call.args[0])
-            range_args = [_len_of(seq)]
-            pre = [(target.elts[1].id, seq)]  # type: ignore[attr-defined]
-        elif call is not None and label == "zip" and isinstance(target, gast.Tuple) \
+            value = target.elts[1].id  # type: ignore[attr-defined]
+            return target.elts[0].id, [_len_of(seq)], [(value, seq)], reverse  # type: ignore[attr-defined]
+        if call is not None and label == "zip" and isinstance(target, gast.Tuple) \
                 and all(isinstance(e, gast.Name) for e in target.elts):
             seqs = [self.atom(a) for a in call.args]
             index = self.names.fresh("i")
             lengths = [_len_of(s) for s in seqs]
             range_args = [lengths[0] if len(lengths) == 1 else gast.Call(
                 func=gast.Name("min", gast.Load(), None, None), args=lengths, keywords=[])]
-            pre = [(e.id, s) for e, s in zip(target.elts, seqs)]  # type: ignore[attr-defined]
-        elif isinstance(target, gast.Name) and not (call is not None and label in (
+            rows = [(e.id, s) for e, s in zip(target.elts, seqs)]  # type: ignore[attr-defined]
+            return index, range_args, rows, reverse
+        if isinstance(target, gast.Name) and not (call is not None and label in (
                 "reversed", "zip", "enumerate", "iter", "map", "filter")):
             seq = self.atom(it)
             index = self.names.fresh(f"{target.id}_index" if len(target.id) > 1 else "i")
-            range_args = [_len_of(seq)]
-            pre = [(target.id, seq)]
-        else:
-            raise self.parsed.error("gradlab loops over range(...), over an array's rows, "
-                                    "enumerate(...) or zip(...)", node, "for loop")
-        self.loop_depth += 1
-        saved = self.out
-        self.out = []
-        for row_name, seq in pre:
-            self.emit(Assign(self.origin, [row_name], Op(OpKind.PRIM, "getitem", [seq, gast.Name(
-                index, gast.Load(), None, None)], style="subscript")))
-        for s in node.body:
-            self.stmt(s)
-        body, self.out = self.out, saved
-        self.loop_depth -= 1
-        self.emit(ir.For(self.origin, index, range_args, body, reverse=reverse))
+            return index, [_len_of(seq)], [(target.id, seq)], reverse
+        raise self.parsed.error("gradlab loops over range(...), over an array's rows, "
+                                "enumerate(...) or zip(...)", node, "for loop")
 
     def _insert_grad_of(self, node: gast.With) -> None:
         item = node.items[0]
@@ -529,6 +536,26 @@ class Normalizer:
                 prim = "stop_gradient"
         word = _prim_word(prim) if prim != "copy" else "array"
         custom = is_custom(prim)
+        args, kwargs = self._operands(prim, bound, res, node, custom)
+        first = args[0] if args else ""
+        hint = f"{word}_{_hint(first)}" if _hint(first) else word
+        if res.with_indices:
+            values_name = self._bind_temp(hint, Op(OpKind.PRIM, prim, args, kwargs,
+                                                   source=res.label))
+            indices = self._bind_temp(f"{res.with_indices}_{_hint(first)}", Op(
+                OpKind.PRIM, res.with_indices, args, kwargs, source=res.label))
+            return Op(OpKind.TUPLE, args=[values_name, indices], fields=("values", "indices")), \
+                hint
+        expanded = None if custom else expand(prim, self._bind_temp, args, kwargs)
+        if expanded is not None:
+            return expanded, hint
+        return Op(OpKind.PRIM, prim, args, kwargs, source=res.label), hint
+
+    def _operands(self, prim: str, bound: dict[str, Any], res: Resolution, node: gast.Call,
+                  custom: bool) -> tuple[list[ir.Atom], dict[str, ir.Atom]]:
+        """A primitive call's arguments as operands, in its canonical signature's order: values
+        flattened to atoms (a list given for an array stacked), options kept inline; the
+        required ones positional, the others by keyword."""
         sig = signature(prim) if not custom else custom_signature(prim)
         values = set(sig.parameters) if custom else set(value_params(prim))
         args: list[ir.Atom] = []
@@ -555,17 +582,7 @@ class Normalizer:
                 args.append(atom)
             else:
                 kwargs[pname] = atom
-        first = args[0] if args else ""
-        hint = f"{word}_{_hint(first)}" if _hint(first) else word
-        if res.with_indices:
-            values_name = self._bind_temp(hint, Op(OpKind.PRIM, prim, args, kwargs, source=res.label))
-            indices = self._bind_temp(f"{res.with_indices}_{_hint(first)}", Op(
-                OpKind.PRIM, res.with_indices, args, kwargs, source=res.label))
-            return Op(OpKind.TUPLE, args=[values_name, indices], fields=("values", "indices")), hint
-        expanded = None if custom else expand(prim, self._bind_temp, args, kwargs)
-        if expanded is not None:
-            return expanded, hint
-        return Op(OpKind.PRIM, prim, args, kwargs, source=res.label), hint
+        return args, kwargs
 
     def _transformed(self, atom: ir.Atom, prim: str, extra: tuple[Any, ...]) -> ir.Atom:
         """``tf.matmul(a, b, transpose_a=True)``: ``a`` transposed first, on a line of its own."""

@@ -69,8 +69,8 @@ def is_generated(fn: Any) -> bool:
     return code is not None and code.co_filename.startswith("<gradlab:")
 
 
-def parse_function(fn: Any) -> ParsedFunction:
-    """Parse ``fn``'s source into a gast ``FunctionDef`` with line numbers kept."""
+def _refuse_unreadable(fn: Any) -> None:
+    """A callable whose source is not the code Python runs for it, or that has none."""
     if isinstance(fn, types.MethodType):
         raise GradlabError(f"{fn.__qualname__} is a bound method; differentiate the plain "
                            f"function (type(obj).{fn.__name__}) and pass the instance explicitly")
@@ -89,6 +89,11 @@ def parse_function(fn: Any) -> ParsedFunction:
             f"would differentiate the wrong function. Differentiate an undecorated def that "
             f"does what the wrapper does (calls the wrapped function and transforms its "
             f"result), or the wrapped function itself if that is what you meant")
+
+
+def parse_function(fn: Any) -> ParsedFunction:
+    """Parse ``fn``'s source into a gast ``FunctionDef`` with line numbers kept."""
+    _refuse_unreadable(fn)
     try:
         lines, first_line = inspect.getsourcelines(fn)
     except (OSError, TypeError) as e:

@@ -8,6 +8,7 @@ module attribute is spelled from the module's real name, so ``np.tanh``, ``numpy
 from __future__ import annotations
 
 import ast
+import inspect
 import sys
 import types
 from dataclasses import dataclass, field
@@ -157,44 +158,8 @@ class Resolver:
         """The call's arguments by canonical parameter: the framework's positional order and
         keyword names mapped, literal flags translated, defaults that differ applied."""
         sig = signature(meaning.prim) if not custom else custom_signature(meaning.prim)
-        if any(isinstance(a, gast.Starred) for a in node.args):
-            raise BindError(f"{label}(*...) cannot be differentiated: pass the arguments one by one")
-        given: dict[str, gast.expr] = {}     # by the framework's own names, for now
-        positional = list(node.args)
-        if meaning.positional is not None:
-            if len(positional) > len(meaning.positional):
-                raise BindError(f"{label}: too many positional arguments (gradlab reads it as "
-                                f"{meaning.prim}{sig})")
-            given.update(zip(meaning.positional, positional))
-            positional = []
-        for kw in node.keywords:
-            if kw.arg is None:
-                raise BindError(f"{label}(**...) cannot be differentiated: name the arguments")
-            if kw.arg in given:
-                raise BindError(f"{label}: {kw.arg} is given twice")
-            given[kw.arg] = kw.value
-        kwargs: dict[str, gast.expr] = {}
-        transforms: dict[str, tuple[str, tuple[Any, ...]]] = {}
-        for key, value in given.items():
-            if key in meaning.drop:
-                continue
-            if key in meaning.transforms:
-                flag = _literal_value(value, label, key)
-                if flag:
-                    param, prim, extra = meaning.transforms[key]
-                    transforms[param] = (prim, extra)
-                continue
-            if key in meaning.literals:
-                canonical, table = meaning.literals[key]
-                if isinstance(value, gast.Constant) or canonical != key:
-                    literal = _literal_value(value, label, key)
-                    value = gast.Constant(value=table.get(literal, literal), kind=None)
-                key = canonical
-            elif key not in sig.parameters:
-                key = meaning.rename.get(key, key)
-            if key in kwargs:
-                raise BindError(f"{label}: {key} is given twice")
-            kwargs[key] = value
+        positional, given = _as_given(meaning, node, label, sig)
+        kwargs, transforms = _canonical_keywords(meaning, given, label, sig)
         try:
             bound = sig.bind(*positional, **kwargs)
         except TypeError as e:
@@ -229,6 +194,58 @@ _TUPLE_PARAMS = {"axis", "axes", "shape", "reps", "source", "destination"}
 
 class BindError(Exception):
     """A call's arguments do not fit the primitive; turned into GradlabSyntaxError by the caller."""
+
+
+def _as_given(meaning: Meaning, node: gast.Call, label: str, sig: inspect.Signature
+              ) -> tuple[list[gast.expr], dict[str, gast.expr]]:
+    """The call's arguments as the framework names them: the positional ones left (those a
+    spelling does not name, see ``Meaning.positional``) and the others by name."""
+    if any(isinstance(a, gast.Starred) for a in node.args):
+        raise BindError(f"{label}(*...) cannot be differentiated: pass the arguments one by one")
+    given: dict[str, gast.expr] = {}
+    positional = list(node.args)
+    if meaning.positional is not None:
+        if len(positional) > len(meaning.positional):
+            raise BindError(f"{label}: too many positional arguments (gradlab reads it as "
+                            f"{meaning.prim}{sig})")
+        given.update(zip(meaning.positional, positional))
+        positional = []
+    for kw in node.keywords:
+        if kw.arg is None:
+            raise BindError(f"{label}(**...) cannot be differentiated: name the arguments")
+        if kw.arg in given:
+            raise BindError(f"{label}: {kw.arg} is given twice")
+        given[kw.arg] = kw.value
+    return positional, given
+
+
+def _canonical_keywords(meaning: Meaning, given: dict[str, gast.expr], label: str,
+                        sig: inspect.Signature
+                        ) -> tuple[dict[str, gast.expr], dict[str, tuple[str, tuple[Any, ...]]]]:
+    """The named arguments by canonical parameter (options with no meaning dropped, literal
+    flags translated), and the primitives to apply to arguments first (``transpose_a=True``)."""
+    kwargs: dict[str, gast.expr] = {}
+    transforms: dict[str, tuple[str, tuple[Any, ...]]] = {}
+    for key, value in given.items():
+        if key in meaning.drop:
+            continue
+        if key in meaning.transforms:
+            if _literal_value(value, label, key):
+                param, prim, extra = meaning.transforms[key]
+                transforms[param] = (prim, extra)
+            continue
+        if key in meaning.literals:
+            canonical, table = meaning.literals[key]
+            if isinstance(value, gast.Constant) or canonical != key:
+                literal = _literal_value(value, label, key)
+                value = gast.Constant(value=table.get(literal, literal), kind=None)
+            key = canonical
+        elif key not in sig.parameters:
+            key = meaning.rename.get(key, key)
+        if key in kwargs:
+            raise BindError(f"{label}: {key} is given twice")
+        kwargs[key] = value
+    return kwargs, transforms
 
 
 def _literal_value(node: gast.expr, label: str, key: str) -> Any:

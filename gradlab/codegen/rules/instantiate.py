@@ -96,70 +96,90 @@ def instantiate(rule: Rule, bindings: dict[str, Any], adjoint_of: Callable[[str]
     A gradient that the rule gives no line for, for an argument that carries one, would be
     a silent zero: that raises :class:`RuleGap` (``label`` names the call in the message).
     """
-    params = rule.params
-    result = params[0]
-    values = {p: bindings.get(p, constant(rule.defaults.get(p))) for p in params}
-    literal = {p: v for p, v in values.items() if isinstance(v, gast.Constant)}
-    literal.update({p: constant(literal_value(v)) for p, v in values.items()
-                    if not isinstance(v, gast.Constant) and literal_value(v) is not None})
-    # an argument that carries a gradient is a value, so ``a_min is None`` is settled
-    not_none = {p for p, v in values.items() if p != result and active(v)}
-    temps: dict[str, str] = {}
-    steps: list[Step] = []
-    covered: set[str] = set()
+    filled = _Filling(rule, bindings, adjoint_of, fresh, active, shape_of, label)
+    filled.run(rule.body)
+    _require_coverage(rule, filled.values, active, filled.covered, label)
+    return Instance(filled.steps)
 
-    result_class = shape_of(values[result]) if shape_of is not None else None
 
-    def substitute(expr: gast.expr) -> gast.expr:
+class _Filling:
+    """One rule being filled in for one call (see :func:`instantiate`)."""
+
+    def __init__(self, rule: Rule, bindings: dict[str, Any], adjoint_of: Callable[[str], str],
+                 fresh: Callable[[str], str], active: Callable[[Any], bool],
+                 shape_of: Callable[[gast.expr], Any] | None, label: str) -> None:
+        self.rule = rule
+        self.adjoint_of = adjoint_of
+        self.fresh = fresh
+        self.active = active
+        self.shape_of = shape_of
+        self.label = label
+        params = rule.params
+        self.result = params[0]
+        self.values = {p: bindings.get(p, constant(rule.defaults.get(p))) for p in params}
+        self.literal = {p: v for p, v in self.values.items() if isinstance(v, gast.Constant)}
+        self.literal.update({p: constant(literal_value(v)) for p, v in self.values.items()
+                             if not isinstance(v, gast.Constant) and literal_value(v) is not None})
+        # an argument that carries a gradient is a value, so ``a_min is None`` is settled
+        self.not_none = {p for p, v in self.values.items() if p != self.result and active(v)}
+        self.temps: dict[str, str] = {}
+        self.steps: list[Step] = []
+        self.covered: set[str] = set()
+        self.result_class = shape_of(self.values[self.result]) if shape_of is not None else None
+
+    def substitute(self, expr: gast.expr) -> gast.expr:
+        rule = self.rule
         expr = trees.clone(expr)
-        expr = _Substituter(values, temps, rule.kind, params, adjoint_of, result,
-                            active).visit(expr)
-        if shape_of is not None:
-            expr = _ShapeSimplifier(shape_of, result_class,
+        expr = _Substituter(self.values, self.temps, rule.kind, rule.params, self.adjoint_of,
+                            self.result, self.active).visit(expr)
+        if self.shape_of is not None:
+            expr = _ShapeSimplifier(self.shape_of, self.result_class,
                                     rule.prim in ELEMENTWISE | {"broadcast_to"}).visit(expr)
         return expr
 
-    def run(body: list[gast.stmt]) -> None:
+    def run(self, body: list[gast.stmt]) -> None:
         for stmt in body:
             if isinstance(stmt, gast.Pass):
                 continue
             if isinstance(stmt, gast.If):
-                try:
-                    taken = _static_truth(stmt.test, literal, params, not_none)
-                except StaticUnknown:
-                    taken = None
-                if taken is not None:
-                    run(stmt.body if taken else stmt.orelse)
-                    continue
-                raise RuleGap(
-                    f"gradlab's rule for {label or rule.prim} depends on "
-                    f"`{_unparse(stmt.test)}`, which is not a literal in this call: write "
-                    f"those arguments as literals")
+                self.run(self._branch_taken(stmt))
+                continue
             if not isinstance(stmt, gast.Assign) or len(stmt.targets) != 1 or not isinstance(
                     stmt.targets[0], gast.Name):
-                raise GradlabError(f"rule {rule.prim!r}: only simple assignments and ifs on "
-                                   f"literal arguments may appear in a template")
-            target = stmt.targets[0].id
-            param = _param_of(target, params, rule.kind)
-            if param is not None:
-                actual = values[param]
-                covered.add(param)
-                if not active(actual):
-                    continue
-                expr = stmt.value
-                if rule.prim in ELEMENTWISE and all(
-                        p in literal for p in params[1:] if p != param):
-                    expr = _strip_unbroadcast(expr, param)
-                steps.append(Contribution(actual.id, fold(substitute(expr))))
-            else:
-                temps[target] = fresh(target)
-                steps.append(Temporary(gast.Assign(
-                    targets=[gast.Name(temps[target], gast.Store(), None, None)],
-                    value=fold(substitute(stmt.value)), type_comment=None)))
+                raise GradlabError(f"rule {self.rule.prim!r}: only simple assignments and ifs "
+                                   f"on literal arguments may appear in a template")
+            self._assignment(stmt.targets[0].id, stmt.value)
 
-    run(rule.body)
-    _require_coverage(rule, values, active, covered, label)
-    return Instance(steps)
+    def _branch_taken(self, stmt: gast.If) -> list[gast.stmt]:
+        """The branch of a template's ``if`` that this call's literal options take."""
+        try:
+            taken = _static_truth(stmt.test, self.literal, self.rule.params, self.not_none)
+        except StaticUnknown:
+            raise RuleGap(
+                f"gradlab's rule for {self.label or self.rule.prim} depends on "
+                f"`{_unparse(stmt.test)}`, which is not a literal in this call: write "
+                f"those arguments as literals") from None
+        return stmt.body if taken else stmt.orelse
+
+    def _assignment(self, target: str, value: gast.expr) -> None:
+        """``dx = ...`` (a contribution, kept if ``x`` carries a gradient) or ``t = ...`` (a
+        temporary, under a fresh name)."""
+        rule = self.rule
+        param = _param_of(target, rule.params, rule.kind)
+        if param is None:
+            self.temps[target] = self.fresh(target)
+            self.steps.append(Temporary(gast.Assign(
+                targets=[gast.Name(self.temps[target], gast.Store(), None, None)],
+                value=fold(self.substitute(value)), type_comment=None)))
+            return
+        actual = self.values[param]
+        self.covered.add(param)
+        if not self.active(actual):
+            return
+        if rule.prim in ELEMENTWISE and all(
+                p in self.literal for p in rule.params[1:] if p != param):
+            value = _strip_unbroadcast(value, param)
+        self.steps.append(Contribution(actual.id, fold(self.substitute(value))))
 
 
 class RuleGap(GradlabError):
