@@ -302,7 +302,7 @@ class GradientFunction(GeneratedFunction):
                     require_seed_shape(self, seed, shape_of(original.value))
             value, grads = self._compute(impl, fw, args, seed, kwargs)
             if original is not None:
-                note = guard.verify(self, original, value, args, kwargs, fw)
+                note = guard.verify(self, original, value, args, kwargs)
                 if note:
                     self.unchecked[types] = note
             elif not tracing:

@@ -181,7 +181,7 @@ def same(a: Any, b: Any, rtol: float, atol: float) -> bool:
 
 # --- the check ------------------------------------------------------------------------------------
 def verify(df: Any, original: Original, value: Any, args: tuple[Any, ...],
-           kwargs: dict[str, Any], fw: str) -> str:
+           kwargs: dict[str, Any]) -> str:
     """Compare the generated code's forward ``value`` with the original function's. Returns
     why nothing was compared (``""`` when it was, and agreed); raises
     :class:`ForwardMismatchError` when they differ."""

@@ -68,7 +68,7 @@ def instrumented(df: Any, args: tuple[Any, ...], record: Any) -> tuple[Any, Any,
     values = dict(variant.free)
     values["gl"] = backend(common_framework(args))
     values[_RECORD] = record
-    factory, _ = compile_source(source.text, name, df.fn.__globals__, values, f"trace:{name}",
+    factory, _ = compile_source(source.text, df.fn.__globals__, values, f"trace:{name}",
                                 transform=instrument)
     return factory(**values)[name], source, name
 

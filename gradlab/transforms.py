@@ -70,7 +70,7 @@ class Transform:
             gradient = program.gradient(list(self.wrt), scalars)
             source = program.source()
             factory, filename = compile_source(
-                source.text, fn.__name__, fn.__globals__, program.free, gradient.name,
+                source.text, fn.__globals__, program.free, gradient.name,
                 transform=also_return(gradient.name, gradient.value_name))
             hit = Variant(factory, source, filename, gradient.name, unbound(program.free, fn),
                           gradient.seed)

@@ -92,45 +92,61 @@ def analyze(fn: ir.Function, wrt: list[str], arrays: set[str] | None = None,
     numbers gets a copy of its own where they stay numbers). ``user_result`` tells whether a
     call of a user function gives an array (default: always); ``user_aliases`` whose memory it
     may share (default: every array argument's)."""
-    act = Activity(user_aliases=user_aliases)
     stmts = list(ir.walk(fn.body))
-    act.varied = set(wrt)
+    start = set(fn.params) if arrays is None else set(arrays)
+    return Activity(_varied(stmts, set(wrt)), _useful(stmts, fn.result),
+                    _arrays(stmts, start, user_result), user_aliases)
+
+
+# Each of the three grows a set of names until it stops growing (a set of the function's
+# names: this ends).
+def _varied(stmts: list[ir.Stmt], varied: set[str]) -> set[str]:
+    """What depends on ``varied``, following the program forward."""
     changed = True
     while changed:
         changed = False
         for s in stmts:
-            if differentiable_inputs(s) & act.varied:
+            if differentiable_inputs(s) & varied:
                 for t in _targets(s):
-                    if t not in act.varied:
-                        act.varied.add(t)
+                    if t not in varied:
+                        varied.add(t)
                         changed = True
-    act.useful = {fn.result}
+    return varied
+
+
+def _useful(stmts: list[ir.Stmt], result: str) -> set[str]:
+    """What ``result`` depends on, following the program backward."""
+    useful = {result}
     changed = True
     while changed:
         changed = False
         for s in reversed(stmts):
-            if set(_targets(s)) & act.useful:
-                new = differentiable_inputs(s) - act.useful
+            if set(_targets(s)) & useful:
+                new = differentiable_inputs(s) - useful
                 if new:
-                    act.useful |= new
+                    useful |= new
                     changed = True
-    act.arrays = set(fn.params) if arrays is None else set(arrays)
+    return useful
+
+
+def _arrays(stmts: list[ir.Stmt], arrays: set[str], user_result: UserResult | None) -> set[str]:
+    """What holds an array of the backend, starting from the parameters ``arrays``."""
     changed = True
     while changed:
         changed = False
         for s in stmts:
             if not isinstance(s, Assign):
-                if isinstance(s, ir.Effect) and s.kind is EffectKind.APPEND and s.target not in act.arrays \
-                        and ir.atom_names(s.value) & act.arrays:
-                    act.arrays.add(s.target)
+                if isinstance(s, ir.Effect) and s.kind is EffectKind.APPEND and (
+                        s.target not in arrays) and ir.atom_names(s.value) & arrays:
+                    arrays.add(s.target)
                     changed = True
                 continue
-            if _makes_array(s.op, act.arrays, user_result):
+            if _makes_array(s.op, arrays, user_result):
                 for t in s.targets:
-                    if t not in act.arrays:
-                        act.arrays.add(t)
+                    if t not in arrays:
+                        arrays.add(t)
                         changed = True
-    return act
+    return arrays
 
 
 def number_params(params: list[str], arrays: set[str] | None) -> set[str]:

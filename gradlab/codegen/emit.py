@@ -59,7 +59,7 @@ def to_source(functions: list[gast.FunctionDef]) -> Source:
     return Source("\n".join(lines) + "\n", line_map, line_text)
 
 
-def compile_source(text: str, main: str, user_globals: dict[str, Any],
+def compile_source(text: str, user_globals: dict[str, Any],
                    free: dict[str, Any], label: str,
                    transform: Callable[[ast.Module], None] | None = None
                    ) -> tuple[Callable[..., dict[str, Any]], str]:
@@ -137,11 +137,6 @@ def _sweep() -> None:
                 del linecache.cache[filename]    # (not a file linecache read itself)
     # live entries past the limit are kept; sweep again once as many more have been added
     _sweep_at[0] = max(LINECACHE_LIMIT, 2 * len(_registered))
-
-
-def registered_texts() -> int:
-    """How many generated texts are registered in linecache now (for tests and diagnostics)."""
-    return sum(1 for name in _registered if name in linecache.cache)
 
 
 def _code_objects(code: types.CodeType) -> list[types.CodeType]:

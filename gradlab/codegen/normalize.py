@@ -70,7 +70,6 @@ class Normalizer:
         self.lists: set[str] = set()
         self.out: list[ir.Stmt] = []
         self.origin: ir.Origin | None = None
-        self.loop_depth = 0
         self.temporaries: set[str] = set()
         self.fields: dict[str, tuple[str, ...]] = {}   # name -> its items' names
 
@@ -187,9 +186,7 @@ class Normalizer:
             self._for(node)
         elif isinstance(node, gast.While):
             test = self.inline(node.test)
-            self.loop_depth += 1
             body = self.block(node.body)
-            self.loop_depth -= 1
             self.emit(ir.While(self.origin, test, body))
         elif isinstance(node, gast.Break):
             self.emit(ir.Break(self.origin))
@@ -343,7 +340,6 @@ class Normalizer:
         """Every ``for`` as ``for i in range(...)``: a loop over a sequence's rows, over
         ``enumerate`` or ``zip`` reads its items by index at the top of the body."""
         index, range_args, rows, reverse = self._loop_over(node)
-        self.loop_depth += 1
         saved = self.out
         self.out = []
         for row_name, seq in rows:
@@ -352,7 +348,6 @@ class Normalizer:
         for s in node.body:
             self.stmt(s)
         body, self.out = self.out, saved
-        self.loop_depth -= 1
         self.emit(ir.For(self.origin, index, range_args, body, reverse=reverse))
 
     def _loop_over(self, node: gast.For

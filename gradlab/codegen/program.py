@@ -392,7 +392,6 @@ def compile_program(program: Program, label: str, transform: Callable[..., None]
                     ) -> tuple[Any, Source, str]:
     """Emit and compile; returns (factory taking the free values, source, linecache name)."""
     source = program.source()                                               # emit
-    factory, filename = compile_source(source.text, program.main.fn.__name__,  # compile
-                                       program.main.fn.__globals__, program.free, label,
-                                       transform)
+    factory, filename = compile_source(source.text, program.main.fn.__globals__,  # compile
+                                       program.free, label, transform)
     return factory, source, filename

@@ -45,14 +45,7 @@ def shape_classes(fn: ir.Function, scalar_params: set[str]) -> dict[str, Any]:
     for _ in range(len(stmts) + 2):
         changed = False
         for s in stmts:
-            if len(s.targets) == 1:
-                results = [_class_of(s, classes, opaque[id(s)])]
-            elif s.op.kind in (OpKind.TUPLE, OpKind.LIST) and len(s.op.args) == len(s.targets):
-                results = [_atom_class(a, classes) or f"{opaque[id(s)]}:{i}"
-                           for i, a in enumerate(s.op.args)]
-            else:
-                results = [f"{opaque[id(s)]}:{i}" for i in range(len(s.targets))]
-            for t, result in zip(s.targets, results):
+            for t, result in zip(s.targets, _target_classes(s, classes, opaque[id(s)])):
                 old = classes.get(t)
                 if t in fn.params and old is not None and old != result:
                     new = f"mixed:{t}"
@@ -67,6 +60,16 @@ def shape_classes(fn: ir.Function, scalar_params: set[str]) -> dict[str, Any]:
             return classes
     raise GradlabError(f"gradlab could not settle which values of {fn.name} share a shape: "
                        f"please report this function (shape classes did not converge)")
+
+
+def _target_classes(s: Assign, classes: dict[str, Any], opaque: Any) -> list[Any]:
+    """The class each target of ``s`` gets from its operands (``opaque``: the statement's own
+    token, for a result whose shape nothing tells)."""
+    if len(s.targets) == 1:
+        return [_class_of(s, classes, opaque)]
+    if s.op.kind in (OpKind.TUPLE, OpKind.LIST) and len(s.op.args) == len(s.targets):
+        return [_atom_class(a, classes) or f"{opaque}:{i}" for i, a in enumerate(s.op.args)]
+    return [f"{opaque}:{i}" for i in range(len(s.targets))]
 
 
 def _atom_class(a: Any, classes: dict[str, Any]) -> Any:

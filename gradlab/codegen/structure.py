@@ -142,14 +142,13 @@ def lower_returns(fn: ir.Function, names: Names, parsed: ParsedFunction) -> None
     if not fn.result:
         fn.result = names.fresh(fn.name)
     flags = FlagMaker(names, "returned")
-    needs_break = _lower(fn.body, fn.result, flags, in_loop=False)
+    _lower(fn.body, fn.result, flags, in_loop=False)
     fn.body = structure(fn.body, (ir.Return,), flags)
     _drop_returns(fn.body)
     if flags.name is not None:
         fn.body.insert(0, Assign(None, [flags.name], Op(OpKind.COPY, args=[Const(False)])))
         # the result exists on every path, even before a return assigns it
         fn.body.insert(0, Assign(None, [fn.result], Op(OpKind.COPY, args=[Const(None)])))
-    del needs_break
     _structure_loops(fn.body, names)
 
 

@@ -126,7 +126,7 @@ def recompile(source: str, like: Any) -> Any:
     text = source if source.endswith("\n") else source + "\n"
     # jvp code returns (value, tangent) itself; gradient and hvp code hand the value back too
     returns_value = like.mode != "jvp"
-    factory, filename = compile_source(text, main.name, like.fn.__globals__, like._free,
+    factory, filename = compile_source(text, like.fn.__globals__, like._free,
                                        f"edited:{main.name}",
                                        transform=also_return(main.name, value_name)
                                        if returns_value else None)

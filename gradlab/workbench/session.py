@@ -224,7 +224,7 @@ def _after_first_run(df: Any, original: Any, value: Any, inputs: tuple[Any, ...]
     from .. import guard
     from ..tensor.detect import common_framework
     types = tuple(map(type, inputs))
-    note = guard.verify(df, original, value, inputs, {}, common_framework(inputs))
+    note = guard.verify(df, original, value, inputs, {})
     if note:
         df.unchecked[types] = note
     df._checked.add(types)

@@ -99,13 +99,12 @@ def parse_template(fn: Callable[..., Any], prim: str, kind: str) -> Rule:
     body = [s for s in tree.body if not (isinstance(s, gast.Expr) and
                                          isinstance(s.value, gast.Constant) and
                                          isinstance(s.value.value, str))]
-    suffix = "_dot" if kind == "tangent" else ""
     adjoint_names = {derivative_name(n, kind) for n in names}
     reads = set()
     for node in trees.walk(gast.Module(body=body, type_ignores=[])):
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and node.id in names:
             reads.add(node.id)
-    _check_template(prim, kind, names, body, adjoint_names, suffix)
+    _check_template(prim, kind, names, body, adjoint_names)
     return Rule(prim, kind, names, defaults, body, source, reads)
 
 
@@ -115,7 +114,7 @@ def derivative_name(name: str, kind: str) -> str:
 
 
 def _check_template(prim: str, kind: str, names: list[str], body: list[gast.stmt],
-                    adjoint_names: set[str], suffix: str) -> None:
+                    adjoint_names: set[str]) -> None:
     if not names:
         raise GradlabError(f"rule for {prim!r} needs at least the result parameter")
     result_adjoint = derivative_name(names[0], kind)
