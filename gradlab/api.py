@@ -531,15 +531,14 @@ class JVPFunction(GeneratedFunction):
         chosen for these inputs, the implementation, and its framework."""
         if not kwargs and len(args) == self._arity and not self.many:   # the common call
             hit = self._by_types.get(tuple(map(type, args)))
-            if hit is None and self.mode == "hvp":   # hvp runs grad, which refuses these
+            if hit is None:      # as grad does: no derivative along an int or bool input
                 refuse_without_gradient(self, args[:-1])
             impl, fw = hit if hit is not None else self._select(args)
             names = self._tangent_names.get(impl) or self._names_of(impl)
             require_tangent_shapes(self, list(args[:-1]), args[-1:])
             return args[:-1], {names[0]: args[-1]}, impl, fw
         full, tangents = self._split(args, kwargs)
-        if self.mode == "hvp":
-            refuse_without_gradient(self, tuple(full))
+        refuse_without_gradient(self, tuple(full))
         require_tangent_shapes(self, full, tangents)
         impl, fw = self._select(tuple(full) + tangents)
         names = self._tangent_names.get(impl) or self._names_of(impl)
@@ -641,14 +640,10 @@ def _require_scalar_output(df: GeneratedFunction, args: Sequence[Any],
     like it): the original function, run on the same arguments, tells whether its output is
     the cause (only on this failing path: a call that works costs nothing more)."""
     if failure is not None:
-        try:
-            with warnings.catch_warnings():   # NumPy code on torch tensors, say: only a look
-                warnings.simplefilter("ignore")
-                value = df.fn(*args, **(kwargs or {}))
-        except Exception:
-            return            # the original fails too: its error is the one to see
-        if _scalar_output(value):
-            return
+        value = _output_of_original(df, args, kwargs or {})
+        if value is None or _scalar_output(value):
+            return            # the original fails too (its error is the one to see), or
+                              # its output is a scalar: the failure is not about the seed
     if isinstance(value, (tuple, list, dict)):
         what = f"a {type(value).__name__} of {len(value)} outputs"
     else:
@@ -665,6 +660,22 @@ def _require_scalar_output(df: GeneratedFunction, args: Sequence[Any],
         message = (f"{name} returns {what}, not a scalar: pass its gradient as seed=... "
                    f"(shaped like the output), e.g. {df.name}(..., seed={example})")
     raise GradlabError(message) from failure
+
+
+def _output_of_original(df: GeneratedFunction, args: Sequence[Any],
+                        kwargs: dict[str, Any]) -> Any:
+    """What the user's function returns on these arguments, or on NumPy copies of them when
+    it cannot run on the framework's own (NumPy code given torch tensors, which gradlab runs
+    as code written once); None when it fails on both."""
+    from .tensor.convert import to_float64_numpy
+    for attempt in (args, [to_float64_numpy(a) for a in args]):
+        try:
+            with warnings.catch_warnings():       # only a look: its warnings are not news
+                warnings.simplefilter("ignore")
+                return df.fn(*attempt, **kwargs)
+        except Exception:
+            continue
+    return None
 
 
 _NUMPY_SCALARS = frozenset((float64, float32))

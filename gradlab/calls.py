@@ -109,6 +109,11 @@ def refuse_without_gradient(df: Any, args: tuple[Any, ...]) -> None:
                 f"{w} is a dict: gradlab takes gradients with respect to arrays, numbers, and "
                 f"lists or tuples of them. Pass the dict's values as arguments of their own (or "
                 f"as a list)")
+        if isinstance(x, complex) or (dtype_name(x) or "").startswith("complex"):
+            raise GradlabError(
+                f"{w} is complex: gradlab differentiates with respect to real inputs (a complex "
+                f"gradient needs a convention, holomorphic or not, that gradlab does not "
+                f"pick for you). Pass the real and imaginary parts as two real arguments")
         if isinstance(x, bool):
             kind = "a bool"
         else:

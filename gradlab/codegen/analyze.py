@@ -17,7 +17,8 @@ from typing import Any, Callable
 import gast
 
 from ..tensor import primitive as kinds
-from ..tensor.spec import PRIMITIVES, STATIC_CALLS, names_with
+from ..tensor.spec import FROM_CONSTANTS, PRIMITIVES, STATIC_CALLS, names_with
+from ..tensor.spec import NONDIFFERENTIABLE as SPEC_NONDIFFERENTIABLE
 from . import ir
 from .ir import Assign, EffectKind, Op, OpKind
 from .resolve import bindings
@@ -27,6 +28,10 @@ from .rules import NONDIFFERENTIABLE, is_custom
 INSPECTION = names_with(kinds.INSPECTION)
 #: Primitives that create arrays of the backend from nothing.
 CREATION = names_with(kinds.CREATION)
+#: Results that are arrays of the backend whatever their inputs: creations, and casts
+#: (``np.asarray(n, np.float64)`` of a Python number is a 0-d array, which must be the
+#: backend's own to meet its other arrays).
+ARRAY_RESULTS = CREATION | {"astype"}
 #: Calls kept as written that give no gradient (an int, a bool, a string), by the name the user
 #: called them with (``len``, ``math.floor``...).
 NONDIFF_STATIC = {path.rpartition(".")[2] for path in STATIC_CALLS}
@@ -66,6 +71,10 @@ def differentiable_inputs(s: ir.Stmt) -> set[str]:
             return names - s.frozen.keys()
         if op.kind in (OpKind.COPY, OpKind.TUPLE, OpKind.LIST, OpKind.USER, OpKind.POP):
             return {a for a in op.args if isinstance(a, str)}
+        if op.kind is OpKind.STATIC and not static_gives_no_gradient(op):
+            # kept as written (a call without a rule, a dict, ``a & b``): whatever its inputs
+            # carry is assumed to flow on, so that check() refuses it where it matters
+            return value_reads(op.node) - s.frozen.keys()
         return set()
     if isinstance(s, ir.Effect) and s.kind in (EffectKind.APPEND, EffectKind.LIST_SET) and isinstance(
             s.value, str):
@@ -163,7 +172,7 @@ def _makes_array(op: Op, arrays: set[str], user_result: UserResult | None = None
     if op.kind is OpKind.USER and user_result is not None:
         return user_result(op.callee, array_arguments(op, arrays))
     if op.kind is OpKind.PRIM:
-        if op.prim in CREATION:
+        if op.prim in ARRAY_RESULTS:
             return True
         if op.prim in INSPECTION:
             return False
@@ -182,3 +191,52 @@ def is_shape_access(node: gast.expr) -> bool:
     while isinstance(node, gast.Subscript):
         node = node.value
     return isinstance(node, gast.Attribute) and node.attr in ("shape", "ndim", "dtype", "size")
+
+
+#: Primitives no gradient flows through whatever their arguments (``gl.shape(x)``, ``np.sign``).
+_BY_NATURE = {name for name, why in SPEC_NONDIFFERENTIABLE.items() if why not in FROM_CONSTANTS}
+#: Attributes that tell about an array without reading its values.
+_SHAPE_ATTRIBUTES = {"shape", "ndim", "dtype", "size"}
+
+
+def value_reads(node: Any) -> set[str]:
+    """The names whose *values* an inline expression computes with: not those it only asks
+    for a shape, a length, a truth value or a comparison (``x.shape[0]``, ``len(xs)``,
+    ``x > 0``), through which no gradient flows."""
+    if isinstance(node, gast.Name):
+        return {node.id} if isinstance(node.ctx, gast.Load) else set()
+    if isinstance(node, (gast.Constant, gast.Compare, gast.JoinedStr)):
+        return set()
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not):
+        return set()
+    if isinstance(node, gast.Attribute):
+        return set() if node.attr in _SHAPE_ATTRIBUTES else value_reads(node.value)
+    if isinstance(node, gast.Subscript):
+        return value_reads(node.value)
+    if isinstance(node, gast.IfExp):
+        return value_reads(node.body) | value_reads(node.orelse)
+    if isinstance(node, gast.Call):
+        func = node.func
+        callee = func.id if isinstance(func, gast.Name) else (
+            func.attr if isinstance(func, gast.Attribute) else "")
+        if callee in NONDIFF_STATIC or callee in _BY_NATURE:
+            return set()
+        out: set[str] = set()
+        for arg in list(node.args) + [k.value for k in node.keywords]:
+            out |= value_reads(arg)
+        return out
+    out = set()
+    for child in gast.iter_child_nodes(node):
+        if isinstance(child, gast.expr):
+            out |= value_reads(child)
+    return out
+
+
+def static_gives_no_gradient(op: Op) -> bool:
+    """A kept-as-written computation that is integer-, boolean- or text-valued by nature."""
+    node = op.node
+    if isinstance(node, gast.Call):
+        return (op.source or "").rpartition(".")[2] in NONDIFF_STATIC
+    return isinstance(node, (gast.Compare, gast.JoinedStr)) or (
+        isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not)) or (
+        isinstance(node, (gast.Attribute, gast.Subscript)) and is_shape_access(node))

@@ -105,6 +105,23 @@ def subscript_index(index: gast.expr) -> gast.expr:
     return index
 
 
+def not_plain_index(index: Any) -> bool:
+    """An index some framework's ``[]`` does not take as NumPy does: a list of indices
+    (``x[[0, 2]]``) or a slice whose step is not a positive literal (``x[::-1]``)."""
+    if not isinstance(index, gast.AST):
+        return False
+    for n in trees.walk(index):
+        if isinstance(n, gast.List):
+            return True
+        step = n.step if isinstance(n, gast.Slice) else (
+            n.args[2] if isinstance(n, gast.Call) and isinstance(n.func, gast.Name)
+            and n.func.id == "slice" and len(n.args) == 3 else None)   # slice(a, b, step)
+        if step is not None and not (isinstance(step, gast.Constant) and (
+                step.value is None or isinstance(step.value, int) and step.value > 0)):
+            return True
+    return False
+
+
 def if_(test: gast.expr, body: list[gast.stmt], orelse: list[gast.stmt]) -> list[gast.stmt]:
     """An if, written the way a person would: no empty branch, and no ``else`` after a branch
     that ends in ``break``/``continue``."""

@@ -17,10 +17,9 @@ import gast
 
 from ..errors import NoRuleError
 from ..tensor.spec import FROM_CONSTANTS, PRIMITIVES
-from ..tensor.spec import NONDIFFERENTIABLE as SPEC_NONDIFFERENTIABLE
 from . import ir
 from .aliasing import check_aliasing
-from .analyze import NONDIFF_STATIC, Activity, differentiable_inputs, is_shape_access
+from .analyze import Activity, differentiable_inputs, static_gives_no_gradient, value_reads
 from .ir import Assign, EffectKind, Op, OpKind
 from .resolve import bindings
 from .rules import ADJOINTS, NONDIFFERENTIABLE, TANGENTS, is_custom
@@ -77,7 +76,7 @@ def _refuse_kept_as_written(s: Assign, act: Activity) -> None:
         raise ir.refusal(f"gradlab does not know the attribute .{attr} of an array that "
                          f"carries a gradient", s.origin, f".{attr}")
     flowing = sorted(value_reads(node) & act.varied)
-    if flowing and not _gives_no_gradient(s.op):
+    if flowing and not static_gives_no_gradient(s.op):
         what = _describe(node)
         raise ir.refusal(f"{what} is built from {flowing[0]}, which carries a gradient, but "
                          f"gradlab cannot differentiate through {what}: "
@@ -107,55 +106,6 @@ def _refuse_effect(s: ir.Effect, act: Activity) -> None:
         raise ir.refusal(f"an in-place update of {s.target}, an array that carries a gradient, "
                          f"cannot be followed: write {s.target} = ... with a new value",
                          s.origin, "in-place update")
-
-
-#: Primitives no gradient flows through whatever their arguments (``gl.shape(x)``, ``np.sign``).
-_BY_NATURE = {name for name, why in SPEC_NONDIFFERENTIABLE.items() if why not in FROM_CONSTANTS}
-#: Attributes that tell about an array without reading its values.
-_SHAPE_ATTRIBUTES = {"shape", "ndim", "dtype", "size"}
-
-
-def value_reads(node: Any) -> set[str]:
-    """The names whose *values* an inline expression computes with: not those it only asks
-    for a shape, a length, a truth value or a comparison (``x.shape[0]``, ``len(xs)``,
-    ``x > 0``), through which no gradient flows."""
-    if isinstance(node, gast.Name):
-        return {node.id} if isinstance(node.ctx, gast.Load) else set()
-    if isinstance(node, (gast.Constant, gast.Compare, gast.JoinedStr)):
-        return set()
-    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not):
-        return set()
-    if isinstance(node, gast.Attribute):
-        return set() if node.attr in _SHAPE_ATTRIBUTES else value_reads(node.value)
-    if isinstance(node, gast.Subscript):
-        return value_reads(node.value)
-    if isinstance(node, gast.IfExp):
-        return value_reads(node.body) | value_reads(node.orelse)
-    if isinstance(node, gast.Call):
-        func = node.func
-        callee = func.id if isinstance(func, gast.Name) else (
-            func.attr if isinstance(func, gast.Attribute) else "")
-        if callee in NONDIFF_STATIC or callee in _BY_NATURE:
-            return set()
-        out: set[str] = set()
-        for arg in list(node.args) + [k.value for k in node.keywords]:
-            out |= value_reads(arg)
-        return out
-    out = set()
-    for child in gast.iter_child_nodes(node):
-        if isinstance(child, gast.expr):
-            out |= value_reads(child)
-    return out
-
-
-def _gives_no_gradient(op: Op) -> bool:
-    """A kept-as-written computation that is integer-, boolean- or text-valued by nature."""
-    node = op.node
-    if isinstance(node, gast.Call):
-        return (op.source or "").rpartition(".")[2] in NONDIFF_STATIC
-    return isinstance(node, (gast.Compare, gast.JoinedStr)) or (
-        isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not)) or (
-        isinstance(node, (gast.Attribute, gast.Subscript)) and is_shape_access(node))
 
 
 def _describe(node: Any) -> str:

@@ -15,7 +15,7 @@ import gast
 from . import ir, trees
 from .analyze import array_arguments
 from .build import REQUIRED, assign, attr, call, const, expr_stmt, function_def, name, param, \
-    subscript_index
+    not_plain_index, subscript_index
 from .dispatch import StatementRules, apply_rule, rule_for
 from .ir import Assign, OpKind
 from .prepare import Prepared
@@ -184,8 +184,9 @@ class Forward(StatementRules[list[gast.stmt]]):
             index = value.args[1]
             names = {n.id for n in trees.walk(index) if isinstance(n, gast.Name)}
             if not names & self.act.arrays:
-                return gast.Subscript(value=value.args[0], slice=subscript_index(index),
-                                      ctx=gast.Load())
+                written = subscript_index(index)
+                if not not_plain_index(written):
+                    return gast.Subscript(value=value.args[0], slice=written, ctx=gast.Load())
         return value
 
     def _may_broadcast(self, op: ir.Op, s: Assign) -> bool:

@@ -13,7 +13,7 @@ from typing import Any
 
 import gast
 
-from ..tensor.spec import PRIMITIVES
+from ..tensor.spec import BOOLEAN, NONDIFFERENTIABLE, PRIMITIVES
 from . import ir, trees
 from .expand import expand
 from .ir import Assign, Const, EffectKind, Op, OpKind
@@ -30,6 +30,9 @@ def value_params(prim: str) -> tuple[str, ...]:
     options (kept inline); every parameter of a user's own primitive."""
     record = PRIMITIVES.get(prim)
     return record.arrays if record is not None else ()
+
+#: Operators that compute with a boolean operand as a number.
+_ARITHMETIC = {"add", "subtract", "multiply", "divide", "power"}
 
 _BINOPS = {gast.Add: "add", gast.Sub: "subtract", gast.Mult: "multiply", gast.Div: "divide",
            gast.Pow: "power", gast.MatMult: "matmul", gast.FloorDiv: "floor_divide",
@@ -72,6 +75,7 @@ class Normalizer:
         self.origin: ir.Origin | None = None
         self.temporaries: set[str] = set()
         self.fields: dict[str, tuple[str, ...]] = {}   # name -> its items' names
+        self.booleans: set[str] = set()                # names that hold booleans
 
     # --- entry ------------------------------------------------------------------------------
     def function(self) -> ir.Function:
@@ -403,6 +407,27 @@ class Normalizer:
         self.emit(Assign(self.origin, [target], op))
         self._note_kind(target, op)
 
+    def _boolean(self, atom: ir.Atom) -> bool:
+        """A value that is a boolean (array) by how it was made: a comparison, ``np.isfinite``,
+        ``np.logical_and``..."""
+        if isinstance(atom, str):
+            return atom in self.booleans
+        return isinstance(atom, gast.Compare) or (
+            isinstance(atom, gast.UnaryOp) and isinstance(atom.op, gast.Not))
+
+    def _as_number(self, atom: ir.Atom, other: ir.Atom) -> ir.Atom:
+        """NumPy computes with a boolean as 0 and 1 in the other operand's dtype (``(x > 0) *
+        x``); TensorFlow's arithmetic refuses a boolean, so the cast is written out."""
+        if not self._boolean(atom) or self._boolean(other) or isinstance(other, Const) and (
+                isinstance(other.value, bool)):
+            return atom
+        like = _as_expr(other) if isinstance(other, (str, Const)) else other
+        dtype = gast.Call(func=gast.Attribute(value=gast.Name("gl", gast.Load(), None, None),
+                                              attr="dtype", ctx=gast.Load()),
+                          args=[trees.clone(like)], keywords=[])
+        return self._bind_temp(f"{_hint(atom) or 'mask'}_as_number",
+                               Op(OpKind.PRIM, "astype", [atom, dtype]))
+
     def _note_kind(self, target: str, op: Op) -> None:
         """Whether ``target`` now holds a Python list (items read with ``list_getitem``) and
         whether its items have names (``.values`` of ``torch.max(x, 1)``)."""
@@ -412,6 +437,13 @@ class Normalizer:
             self.lists.add(target)
         else:
             self.lists.discard(target)
+        boolean = (op.kind is OpKind.PRIM and NONDIFFERENTIABLE.get(op.prim) == BOOLEAN) or (
+            op.kind is OpKind.STATIC and self._boolean(op.node)) or (  # type: ignore[arg-type]
+            copied and op.args[0] in self.booleans)
+        if boolean:
+            self.booleans.add(target)
+        else:
+            self.booleans.discard(target)
         fields = op.fields or (self.fields.get(op.args[0], ()) if copied else ())  # type: ignore[arg-type]
         if fields:
             self.fields[target] = fields
@@ -468,6 +500,8 @@ class Normalizer:
                 return Op(OpKind.STATIC, node=node), "value"
             left, right = self.atom(node.left), self.atom(node.right)
             hint = binop_hint(node.op, _hint(left), _hint(right))
+            if prim in _ARITHMETIC:
+                left, right = self._as_number(left, right), self._as_number(right, left)
             style = "call" if prim == "matmul" else "binop"
             return Op(OpKind.PRIM, prim, [left, right], style=style), hint
         if isinstance(node, gast.UnaryOp):
@@ -532,6 +566,9 @@ class Normalizer:
         word = _prim_word(prim) if prim != "copy" else "array"
         custom = is_custom(prim)
         args, kwargs = self._operands(prim, bound, res, node, custom)
+        if prim == "sum_list" and not (isinstance(args[0], str) and args[0] in self.lists):
+            # builtin sum of an array adds up its rows: NumPy's sum over the first axis
+            prim, kwargs = "sum", {"axis": gast.Constant(value=0, kind=None)}
         first = args[0] if args else ""
         hint = f"{word}_{_hint(first)}" if _hint(first) else word
         if res.with_indices:
@@ -622,7 +659,8 @@ class Normalizer:
 
     def _attribute(self, node: gast.Attribute) -> tuple[Op, str]:
         base = node.value
-        if isinstance(base, gast.Name) and base.id in self.locals:
+        if isinstance(base, gast.Name) and (base.id in self.locals or
+                                            base.id in self.temporaries):
             if node.attr in self.fields.get(base.id, ()):
                 index = self.fields[base.id].index(node.attr)
                 return Op(OpKind.PRIM, "list_getitem", [base.id, Const(index)], style="subscript"), \

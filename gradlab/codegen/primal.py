@@ -14,9 +14,9 @@ from typing import Any, Callable
 import gast
 
 from . import ir, trees
-from .analyze import CREATION, Activity, array_arguments
+from .analyze import ARRAY_RESULTS, CREATION, Activity, array_arguments
 from .build import assign, attr, call, comment, const, expr_stmt, for_, if_, index_value, name, \
-    while_
+    not_plain_index, while_
 from .ir import Assign, Const, EffectKind, Op, OpKind
 from .primitives import signature
 from .resolve import Resolver
@@ -71,8 +71,10 @@ class Emitter:
             return gast.UnaryOp(op=gast.USub(), operand=self.atom(op.args[0]))
         if prim in ("getitem", "list_getitem"):
             index = op.args[1]
-            if prim == "getitem" and ir.atom_names(index) & self.activity.arrays:
-                # an array of indices: TensorFlow's [] takes only ints and slices
+            if prim == "getitem" and (ir.atom_names(index) & self.activity.arrays or
+                                      not_plain_index(index)):
+                # an array of indices (TensorFlow's [] takes only ints and slices), a list of
+                # them, or a negative step (torch's [] refuses one): the layer's getitem
                 return self.gl_call("getitem", op.args, {})
             return gast.Subscript(value=self.atom(op.args[0]), slice=self.atom(index),
                                   ctx=gast.Load())
@@ -92,7 +94,7 @@ class Emitter:
     def _as_written(self, op: Op) -> gast.expr | None:
         """A NumPy or ``math`` call on plain numbers keeps its own spelling (``np.sin(c)``):
         a framework's function would refuse a bare Python number."""
-        if op.prim in CREATION or self.uses_arrays(op) or not op.source:
+        if op.prim in ARRAY_RESULTS or self.uses_arrays(op) or not op.source:
             return None
         parts = str(op.source).split(".")
         found, module = self.resolver.scope.lookup(parts[0])

@@ -160,13 +160,15 @@ class Resolver:
         sig = signature(meaning.prim) if not custom else custom_signature(meaning.prim)
         positional, given = _as_given(meaning, node, label, sig)
         kwargs, transforms = _canonical_keywords(meaning, given, label, sig)
+        for key, value in meaning.defaults.items():   # x.double() is astype(x, "float64")
+            if key not in kwargs and key in sig.parameters and list(sig.parameters).index(
+                    key) >= len(positional):
+                kwargs[key] = gast.Constant(value=value, kind=None)
         try:
             bound = sig.bind(*positional, **kwargs)
         except TypeError as e:
             raise BindError(f"{label}: {e} (gradlab reads it as {meaning.prim}{sig})") from None
         args = dict(bound.arguments)
-        for key, value in meaning.defaults.items():
-            args.setdefault(key, gast.Constant(value=value, kind=None))
         for key in _TUPLE_PARAMS & args.keys():   # tf.reduce_sum(x, [0, 1]): axes as a tuple
             if isinstance(args[key], gast.List):
                 args[key] = gast.Tuple(elts=args[key].elts, ctx=gast.Load())

@@ -157,6 +157,7 @@ TABLE: list[Primitive] = [
     _binary("minimum", builtin=S("min", arity=2)),
     _binary("arctan2", np="arctan2 atan2", math="atan2", torch="arctan2 atan2",
             tf="math.atan2 atan2"),
+    _binary("hypot", math="hypot", tf=""),
     _binary("mod", np="mod remainder", torch="remainder", tf="math.floormod"),
     _binary("floor_divide", nondiff=STEPS, torch="floor_divide", tf="math.floordiv"),
     _binary("equal", nondiff=BOOLEAN, torch="eq"),
@@ -207,8 +208,9 @@ TABLE: list[Primitive] = [
                torch=S("std", **_TORCH_VAR), tf=S("math.reduce_std",
                                                   positional=_RED_ORDER),
                torch_method=S("std", **_TORCH_VAR)),
-    _reduction("argmax", nondiff=INTEGER, tf="math.argmax argmax"),
-    _reduction("argmin", nondiff=INTEGER, tf="math.argmin argmin"),
+    # TensorFlow's argmax/argmin/cumsum work along axis 0 unless told (NumPy's: every entry)
+    _reduction("argmax", nondiff=INTEGER, tf=S("math.argmax argmax", defaults={"axis": 0})),
+    _reduction("argmin", nondiff=INTEGER, tf=S("math.argmin argmin", defaults={"axis": 0})),
     prim("norm", "(x, ord=None, axis=None, *, keepdims=False)", REDUCTION,
          torch=[S("norm", rename={"p": "ord"}), S("linalg.vector_norm", defaults={"ord": 2})],
          tf=S("norm linalg.norm", rename={"tensor": "x"},
@@ -216,7 +218,8 @@ TABLE: list[Primitive] = [
          method=S("norm", rename={"p": "ord"})),
     prim("linalg_norm", "(x, ord=None, axis=None, *, keepdims=False)", REDUCTION,
          np="linalg.norm", torch="linalg.norm"),
-    prim("cumsum", "(x, axis=None)", np="cumsum", torch="cumsum", tf="math.cumsum cumsum",
+    prim("cumsum", "(x, axis=None)", np="cumsum", torch="cumsum",
+         tf=S("math.cumsum cumsum", defaults={"axis": 0}),
          method="cumsum", linear=(0,)),
 
     # --- choosing and clipping --------------------------------------------------------------
@@ -341,6 +344,7 @@ TABLE: list[Primitive] = [
          torch_method="dim"),
     prim("dtype", "(x)", INSPECTION, nondiff=SHAPE_ONLY, attr="dtype"),
     prim("astype", "(x, dtype)", SAME_SHAPE, linear=(0,), method="astype",
+         tf="cast dtypes.cast",
          torch_method=[S("double", defaults={"dtype": "float64"}),
                        S("float", defaults={"dtype": "float32"})]),
     prim("to_numpy", "(x)", INSPECTION, TENSOR_ONLY, nondiff=STOPPED),

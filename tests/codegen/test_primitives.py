@@ -325,3 +325,87 @@ def test_a_list_of_numbers_and_tensors_stacks_on_every_backend(framework: str) -
     got = gradlab.grad(sum_of_list)(x)
     np.testing.assert_allclose(to_numpy(got), finite_differences(sum_of_list, V), rtol=1e-6,
                                atol=1e-8)
+
+
+# --- found by the fuzzer of what people write --------------------------------------------------
+def two_calls_without_rules(x):
+    v = np.positive(x)
+    return np.sum(np.sinc(v))
+
+
+def test_a_call_without_a_rule_is_refused_even_before_another() -> None:
+    """The first unknown call's result carries x's gradient into the second: refused at the
+    first, not treated as a constant because the second has no rule either."""
+    with pytest.raises(gradlab.NoRuleError, match="np.positive"):
+        gradlab.grad(two_calls_without_rules)
+
+
+def transposed_expressions(w):
+    v = (w * 2.0).T
+    return np.sum(v ** 2) + np.sum(w[0].T * w)
+
+
+def rows_added_up(m):
+    return np.sum(sum(m) * np.arange(4.0))
+
+
+def reversed_and_picked(x):
+    return np.sum(x[::-1] * np.arange(4.0)) + np.sum(x[[0, 2]] ** 2) + np.sum(x[::-2])
+
+
+@pytest.mark.parametrize("f", [transposed_expressions, rows_added_up, reversed_and_picked])
+def test_people_s_indexing_on_every_backend(f, framework: str) -> None:
+    """``.T`` of an expression, builtin ``sum`` of a matrix (its rows added), negative steps
+    and lists of indices (which torch's, JAX's or TensorFlow's ``[]`` take otherwise)."""
+    x = np.random.default_rng(5).normal(size=(3, 4) if f is rows_added_up else (4,))
+    if f is transposed_expressions:
+        x = x[:3] if x.ndim == 1 else x
+    got = gradlab.grad(f)(to_framework(x, framework))
+    np.testing.assert_allclose(to_numpy(got), finite_differences(f, x), rtol=1e-6, atol=1e-8)
+    direction = np.ones_like(x)
+    _, tangent = gradlab.jvp(f)(to_framework(x, framework), to_framework(direction, framework))
+    np.testing.assert_allclose(float(to_numpy(tangent)), np.sum(finite_differences(f, x)),
+                               rtol=1e-6, atol=1e-8)
+
+
+def doubled_method(x):
+    return (x.double() * 2.0).sum() + (x.float() * 1.0).sum()
+
+
+def test_torch_conversions_by_method() -> None:
+    require("torch")
+    got = gradlab.grad(doubled_method)(torch.tensor(V))
+    np.testing.assert_allclose(to_numpy(got), np.full(5, 3.0), rtol=1e-6)
+
+
+def real_part(z):
+    return np.sum(z.real ** 2)
+
+
+def test_complex_inputs_are_refused() -> None:
+    with pytest.raises(gradlab.GradlabError, match="complex"):
+        gradlab.grad(real_part)(np.array([1 + 2j, 3j]))
+
+
+def masks_as_numbers(x):
+    m = np.isfinite(x)
+    return np.sum(m * x + (x > 0) * x ** 2 - 0.5 * (x < 0))
+
+
+def test_a_boolean_in_arithmetic_is_a_number_on_every_backend(framework: str) -> None:
+    """NumPy computes with a boolean as 0 and 1 (a hand-written relu, ``(x > 0) * x``);
+    TensorFlow's arithmetic refuses booleans, so the generated code writes the cast."""
+    got = gradlab.grad(masks_as_numbers)(to_framework(V, framework))
+    np.testing.assert_allclose(to_numpy(got), finite_differences(masks_as_numbers, V),
+                               rtol=1e-6, atol=1e-8)
+    assert "gl.astype(m, gl.dtype(x))" in gradlab.grad(masks_as_numbers).source
+
+
+def tf_cast(x):
+    return tf.reduce_sum(tf.cast(x, tf.float64) ** 2)
+
+
+def test_tf_cast_is_astype() -> None:
+    require("tensorflow")
+    got = gradlab.grad(tf_cast)(tf.constant(V))
+    np.testing.assert_allclose(to_numpy(got), 2 * V, rtol=1e-12)

@@ -121,6 +121,7 @@ SAMPLES.update({
     "zeros_like": [((X,), {})],
     "ones_like": [((X,), {})],
     "array": [((X,), {})],
+    "astype": [((X, "float64"), {})],
     "sum_list": [(([X, X2],), {})],
     "divmod": [((X, 1.5), {})],
 })

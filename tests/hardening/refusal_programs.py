@@ -225,8 +225,8 @@ def uses_no_rule_scipy(x):
     return np.sum(scipy.special.gamma(x * x + 1.0))
 
 
-def uses_no_rule_hypot(x):
-    return np.sum(np.hypot(x, x * 2.0))
+def uses_no_rule_cbrt(x):
+    return np.sum(np.cbrt(x * 2.0))
 
 
 def uses_no_rule_math(x):

@@ -7,7 +7,8 @@ gradient (rtol 1e-7), and forward mode (``jvp`` equals ``<grad, v>``). A program
 constructs. A failing program is shrunk by hypothesis and saved in ``regressions/``, which
 ``test_regressions.py`` replays on every backend.
 
-The CI run is derandomized (fixed examples); ``--fuzz`` runs 10,000 programs from a random seed.
+The CI run is derandomized (300 fixed examples); ``--fuzz`` runs 1,000 from a random seed
+(``--fuzz-subset-programs``). Programs of the kind people write are ``test_people.py``'s.
 """
 from __future__ import annotations
 
@@ -135,7 +136,7 @@ def _category_param(name: str) -> object:
 @pytest.mark.parametrize("category", [_category_param(c) for c in CATEGORIES])
 def test_generated_programs(category: str, hardening_options) -> None:
     fws = frameworks()
-    count = hardening_options.programs // len(CATEGORIES)
+    count = hardening_options.subset_programs // len(CATEGORIES)
     xfail = KNOWN_BUGS.get(category)
 
     @_settings(count, hardening_options.fuzz)

@@ -55,9 +55,9 @@ def broadcast_scalar(x):
 
 
 @pytest.mark.parametrize("framework", on(
-    bug="grad(f, wrt=(1,)) returns "
-                                         "the bare gradient, and api._conform iterates over it: "
-                                         "(array([0., 0., 0.]),) instead of (x,)"))
+    bug=(
+        "grad(f, wrt=(1,)) returns the bare gradient, and api._conform iterates over it: "
+        "(array([0., 0., 0.]),) instead of (x,)")))
 def test_wrt_one_element_tuple(framework: str) -> None:
     require(framework)
     x, y = to_framework(X3, framework), to_framework(np.ones(3), framework)
@@ -66,9 +66,9 @@ def test_wrt_one_element_tuple(framework: str) -> None:
 
 
 @pytest.mark.parametrize("framework", on(
-    bug="grad(f, wrt=(0,)) of a 0-d "
-                                         "parameter raises TypeError: 'numpy.float64' object is "
-                                         "not iterable (api._conform)"))
+    bug=(
+        "grad(f, wrt=(0,)) of a 0-d parameter raises TypeError: 'numpy.float64' object is not "
+        "iterable (api._conform)")))
 def test_wrt_one_element_tuple_scalar(framework: str) -> None:
     require(framework)
     (dx,) = gradlab.grad(broadcast_scalar, (0,))(to_framework(0.5, framework))
@@ -94,10 +94,11 @@ def abs_of_default_argument(x):
 
 
 @pytest.mark.parametrize("framework", on(
-    bug="gradlab bug: the else branch makes the operand the Python float 0.5 at run time and "
-    "gl.sin(0.5) follows: torch raises TypeError (sin(): argument 'input' must be Tensor, not "
-    "float), TensorFlow computes in float32 and adding it to float64 raises "
-    "InvalidArgumentError"))
+    bug=(
+        "gradlab bug: the else branch makes the operand the Python float 0.5 at run time and "
+        "gl.sin(0.5) follows: torch raises TypeError (sin(): argument 'input' must be Tensor, "
+        "not float), TensorFlow computes in float32 and adding it to float64 raises "
+        "InvalidArgumentError")))
 def test_primitive_of_python_float_from_conditional(framework: str) -> None:
     require(framework)
     x = np.array([0.3, 0.2, 0.5])
@@ -106,9 +107,11 @@ def test_primitive_of_python_float_from_conditional(framework: str) -> None:
 
 
 @pytest.mark.parametrize("framework", on(
-    bug="gradlab bug: the generated copy of _shifted computes gl.abs(scale) on the default "
-    "argument 1.5: torch raises TypeError (abs(): argument 'input' must be Tensor, not float), "
-    "TensorFlow computes in float32 and adding it to float64 raises InvalidArgumentError"))
+    bug=(
+        "gradlab bug: the generated copy of _shifted computes gl.abs(scale) on the default "
+        "argument 1.5: torch raises TypeError (abs(): argument 'input' must be Tensor, not "
+        "float), TensorFlow computes in float32 and adding it to float64 raises "
+        "InvalidArgumentError")))
 def test_primitive_of_python_float_default_argument(framework: str) -> None:
     require(framework)
     g = gradlab.grad(abs_of_default_argument)(to_framework(X3, framework))
@@ -116,9 +119,10 @@ def test_primitive_of_python_float_default_argument(framework: str) -> None:
 
 
 @pytest.mark.parametrize("framework", on(
-    bug="gl.sin(0.5) on a Python float: torch raises "
-    "TypeError (sin(): argument 'input' must be Tensor, not float); TensorFlow makes a float32 "
-    "tensor and adding it to float64 raises InvalidArgumentError"))
+    bug=(
+        "gl.sin(0.5) on a Python float: torch raises TypeError (sin(): argument 'input' must be"
+        " Tensor, not float); TensorFlow makes a float32 tensor and adding it to float64 raises"
+        " InvalidArgumentError")))
 def test_primitive_of_python_float(framework: str) -> None:
     require(framework)
     g = gradlab.grad(sin_of_constant)(to_framework(X4, framework))
@@ -134,8 +138,9 @@ def max_axis0(x):
 
 
 @pytest.mark.parametrize("framework", on(
-    bug="the gradient of np.sum(x, axis=0) (x 1-D) is "
-    "gl.expand_dims(<seed 1.0>, 0), and torch's expand_dims rejects the Python float"))
+    bug=(
+        "the gradient of np.sum(x, axis=0) (x 1-D) is gl.expand_dims(<seed 1.0>, 0), and "
+        "torch's expand_dims rejects the Python float")))
 def test_axis_reduction_to_scalar(framework: str) -> None:
     require(framework)
     g = gradlab.grad(sum_axis0)(to_framework(X4, framework))
@@ -143,9 +148,10 @@ def test_axis_reduction_to_scalar(framework: str) -> None:
 
 
 @pytest.mark.parametrize("framework", on(
-    bug="the gradient of np.max(x, axis=0) (x 1-D): torch "
-    "rejects the Python-float seed in expand_dims, TensorFlow raises `x` and `y` must have the "
-    "same dtype (float32 != float64)"))
+    bug=(
+        "the gradient of np.max(x, axis=0) (x 1-D): torch rejects the Python-float seed in "
+        "expand_dims, TensorFlow raises `x` and `y` must have the same dtype (float32 != "
+        "float64)")))
 def test_axis_max_to_scalar(framework: str) -> None:
     require(framework)
     g = gradlab.grad(max_axis0)(to_framework(X4, framework))
@@ -165,9 +171,10 @@ def ifexp_same_subexpression(x):
 
 
 @pytest.mark.parametrize("framework", on(
-    bug="the normalizer memoizes `x * i` across the branches of the "
-    "conditional expression; in the loop the else branch reuses iteration 0's value: NumPy/JAX "
-    "give value 0.0 and gradient 0 (silently wrong), torch/TensorFlow crash on a None"))
+    bug=(
+        "the normalizer memoizes `x * i` across the branches of the conditional expression; in "
+        "the loop the else branch reuses iteration 0's value: NumPy/JAX give value 0.0 and "
+        "gradient 0 (silently wrong), torch/TensorFlow crash on a None")))
 def test_conditional_expression_in_loop(framework: str) -> None:
     require(framework)
     value, g = gradlab.value_and_grad(ifexp_in_loop)(to_framework(X4, framework))
@@ -176,8 +183,9 @@ def test_conditional_expression_in_loop(framework: str) -> None:
 
 
 @pytest.mark.parametrize("framework", on(
-    bug="np.ones(4) is computed in the if branch only and reused in the "
-    "else branch: UnboundLocalError"))
+    bug=(
+        "np.ones(4) is computed in the if branch only and reused in the else branch: "
+        "UnboundLocalError")))
 def test_conditional_expression_shared_subexpression(framework: str) -> None:
     require(framework)
     g = gradlab.grad(ifexp_same_subexpression)(to_framework(X4, framework))
@@ -196,8 +204,9 @@ def write_constant(x):
 
 
 @pytest.mark.parametrize("framework", on(
-    bug="tf.cast(<Python float>, float64) goes through float32: "
-    "the gradient is 1.2000000476837158"))
+    bug=(
+        "tf.cast(<Python float>, float64) goes through float32: the gradient is "
+        "1.2000000476837158")))
 def test_index_add_with_python_float(framework: str) -> None:
     require(framework)
     g = gradlab.grad(read_last)(to_framework(X4, framework))
@@ -205,8 +214,9 @@ def test_index_add_with_python_float(framework: str) -> None:
 
 
 @pytest.mark.parametrize("framework", on(
-    bug="out[1] = 0.3 stores 0.30000001192092896 on TensorFlow "
-    "(the forward value is off by 1.2e-8)"))
+    bug=(
+        "out[1] = 0.3 stores 0.30000001192092896 on TensorFlow (the forward value is off by "
+        "1.2e-8)")))
 def test_index_update_with_python_float(framework: str) -> None:
     require(framework)
     value, _ = gradlab.value_and_grad(write_constant)(to_framework(X4, framework))
@@ -227,8 +237,9 @@ def condition_with_matmul(v, m):
 
 
 @pytest.mark.parametrize("framework", on(
-    bug="the condition becomes np.sum(gl.ones(4)) > 0.0: NumPy's sum of "
-    "a torch tensor raises TypeError: sum() got an unexpected keyword argument 'axis'"))
+    bug=(
+        "the condition becomes np.sum(gl.ones(4)) > 0.0: NumPy's sum of a torch tensor raises "
+        "TypeError: sum() got an unexpected keyword argument 'axis'")))
 def test_condition_on_created_array(framework: str) -> None:
     require(framework)
     g = gradlab.grad(condition_on_created_array)(to_framework(X4, framework))
@@ -236,9 +247,9 @@ def test_condition_on_created_array(framework: str) -> None:
 
 
 @pytest.mark.parametrize("framework", on(
-    bug="`v @ m` stays an operator in the condition; TensorFlow's "
-    "@ of a vector and a matrix raises InvalidArgumentError (In[0] and In[1] has different "
-    "ndims)"))
+    bug=(
+        "`v @ m` stays an operator in the condition; TensorFlow's @ of a vector and a matrix "
+        "raises InvalidArgumentError (In[0] and In[1] has different ndims)")))
 def test_condition_with_matmul(framework: str) -> None:
     require(framework)
     v, m = to_framework(X3, framework), to_framework(np.ones((3, 4)), framework)
@@ -253,8 +264,9 @@ def tuple_of_shapes(x, w):
 
 
 @pytest.mark.parametrize("framework", on(
-    bug="analyze.shape_classes gives every target of a tuple assignment "
-    "the same class, so unbroadcast is dropped: the gradient wrt w (4,) comes back (3, 4)"))
+    bug=(
+        "analyze.shape_classes gives every target of a tuple assignment the same class, so "
+        "unbroadcast is dropped: the gradient wrt w (4,) comes back (3, 4)")))
 def test_tuple_assignment_of_different_shapes(framework: str) -> None:
     require(framework)
     x = np.arange(12.0).reshape(3, 4)
@@ -305,8 +317,9 @@ def zero_adjoint_unbroadcast(x):
 
 
 @pytest.mark.parametrize("framework", on(
-    bug="two `if: if: return` blocks in a row: the generated code reads "
-    "the result variable before assigning it (UnboundLocalError)"))
+    bug=(
+        "two `if: if: return` blocks in a row: the generated code reads the result variable "
+        "before assigning it (UnboundLocalError)")))
 def test_two_nested_early_returns(framework: str) -> None:
     require(framework)
     g = gradlab.grad(two_nested_returns)(to_framework(X4, framework))
@@ -314,8 +327,9 @@ def test_two_nested_early_returns(framework: str) -> None:
 
 
 @pytest.mark.parametrize("framework", on(
-    bug="the adjoint of a tuple-valued call inside a branch starts as 0.0 "
-    "and is indexed: TypeError: 'float' object is not subscriptable"))
+    bug=(
+        "the adjoint of a tuple-valued call inside a branch starts as 0.0 and is indexed: "
+        "TypeError: 'float' object is not subscriptable")))
 def test_tuple_call_in_branch(framework: str) -> None:
     require(framework)
     g = gradlab.grad(tuple_call_in_branch)(to_framework(X3, framework))
@@ -323,8 +337,9 @@ def test_tuple_call_in_branch(framework: str) -> None:
 
 
 @pytest.mark.parametrize("framework", on(
-    bug="a return inside a loop inside an if is dropped: value 1.0 and "
-    "gradient [1, 1, 1] instead of 2.0 and [2, 2, 2] (silently wrong)"))
+    bug=(
+        "a return inside a loop inside an if is dropped: value 1.0 and gradient [1, 1, 1] "
+        "instead of 2.0 and [2, 2, 2] (silently wrong)")))
 def test_return_in_loop_in_branch(framework: str) -> None:
     require(framework)
     value, g = gradlab.value_and_grad(return_in_loop_in_branch)(to_framework(X3, framework))
@@ -333,8 +348,9 @@ def test_return_in_loop_in_branch(framework: str) -> None:
 
 
 @pytest.mark.parametrize("framework", on(
-    bug="the adjoint of `a` is 0.0 on the path that returns np.mean(x), "
-    "and gl.unbroadcast(0.0, a) fails (NumPy: cannot reshape array of size 1 into shape (4,))"))
+    bug=(
+        "the adjoint of `a` is 0.0 on the path that returns np.mean(x), and gl.unbroadcast(0.0,"
+        " a) fails (NumPy: cannot reshape array of size 1 into shape (4,))")))
 def test_zero_adjoint_into_unbroadcast(framework: str) -> None:
     require(framework)
     g = gradlab.grad(zero_adjoint_unbroadcast)(to_framework(X3, framework))
@@ -352,9 +368,10 @@ def zero_adjoint_indexed(x):
 
 
 @pytest.mark.parametrize("framework", on(
-    bug="after an early return, the adjoint of `out` is 0.0 on the path "
-    "that returns np.mean(x) and the adjoint of out[1] += ... indexes it: TypeError: 'float' "
-    "object is not subscriptable"))
+    bug=(
+        "after an early return, the adjoint of `out` is 0.0 on the path that returns np.mean(x)"
+        " and the adjoint of out[1] += ... indexes it: TypeError: 'float' object is not "
+        "subscriptable")))
 def test_zero_adjoint_indexed(framework: str) -> None:
     require(framework)
     g = gradlab.grad(zero_adjoint_indexed)(to_framework(X3, framework))
@@ -371,9 +388,9 @@ def zero_adjoint_index_add(x):
 
 
 @pytest.mark.parametrize("framework", on(
-    bug="after an early return the adjoint of v is 0.0 on one path and "
-    "gl.index_add(0.0, 1, ...) fails (NumPy: IndexError: too many indices for array: array is "
-    "0-dimensional)"))
+    bug=(
+        "after an early return the adjoint of v is 0.0 on one path and gl.index_add(0.0, 1, "
+        "...) fails (NumPy: IndexError: too many indices for array: array is 0-dimensional)")))
 def test_zero_adjoint_index_add(framework: str) -> None:
     require(framework)
     g = gradlab.grad(zero_adjoint_index_add)(to_framework(X3, framework))
@@ -388,9 +405,11 @@ def python_float_accumulator(x):
 
 
 @pytest.mark.parametrize("framework", on(
-    bug="gradlab bug: forward mode starts the tangent of s (the Python float 0.25) as "
-    "gl.zeros_like(s): torch raises TypeError (zeros_like(): argument 'input' must be Tensor, "
-    "not float), TensorFlow makes it float32 and adding float64 raises InvalidArgumentError"))
+    bug=(
+        "gradlab bug: forward mode starts the tangent of s (the Python float 0.25) as "
+        "gl.zeros_like(s): torch raises TypeError (zeros_like(): argument 'input' must be "
+        "Tensor, not float), TensorFlow makes it float32 and adding float64 raises "
+        "InvalidArgumentError")))
 def test_jvp_of_python_float_variable(framework: str) -> None:
     require(framework)
     _, derivative = gradlab.jvp(python_float_accumulator)(to_framework(X3, framework),
@@ -409,10 +428,11 @@ def tuple_return_with_a_constant(x):
 
 
 @pytest.mark.parametrize("framework", on(
-    bug="gradlab bug: the adjoint of the returned tuple is gl.zeros_like_list(out), whose "
-    "element 1 is the Python float 1.5: torch raises TypeError (zeros_like(): argument 'input' "
-    "must be Tensor, not float); TensorFlow makes it float32 and adding the float64 seed raises "
-    "InvalidArgumentError"))
+    bug=(
+        "gradlab bug: the adjoint of the returned tuple is gl.zeros_like_list(out), whose "
+        "element 1 is the Python float 1.5: torch raises TypeError (zeros_like(): argument "
+        "'input' must be Tensor, not float); TensorFlow makes it float32 and adding the float64"
+        " seed raises InvalidArgumentError")))
 def test_tuple_return_with_a_constant(framework: str) -> None:
     require(framework)
     g = gradlab.grad(tuple_return_with_a_constant)(to_framework(X3, framework))
@@ -430,9 +450,10 @@ def helper_called_with_a_constant(x):
 
 
 @pytest.mark.parametrize("framework", on(
-    bug="gradlab bug: the generated copy of _sin_helper computes gl.sin(0.5) on the Python "
-    "float: torch raises TypeError (sin(): argument 'input' must be Tensor, not float), "
-    "TensorFlow computes in float32 and adding it to float64 raises InvalidArgumentError"))
+    bug=(
+        "gradlab bug: the generated copy of _sin_helper computes gl.sin(0.5) on the Python "
+        "float: torch raises TypeError (sin(): argument 'input' must be Tensor, not float), "
+        "TensorFlow computes in float32 and adding it to float64 raises InvalidArgumentError")))
 def test_helper_called_with_a_constant(framework: str) -> None:
     require(framework)
     g = gradlab.grad(helper_called_with_a_constant)(to_framework(X3, framework))
@@ -496,8 +517,9 @@ def exp_in_while(x):
 
 
 @pytest.mark.parametrize("framework", on(
-    bug="forward mode updates y = y * y before computing its tangent "
-    "from y (the jvp is 2.19 instead of 3.49; silently wrong)"))
+    bug=(
+        "forward mode updates y = y * y before computing its tangent from y (the jvp is 2.19 "
+        "instead of 3.49; silently wrong)")))
 def test_jvp_of_loop_carried_update(framework: str) -> None:
     require(framework)
     _, derivative = gradlab.jvp(square_in_loop)(to_framework(X4, framework),
@@ -509,9 +531,9 @@ def test_jvp_of_loop_carried_update(framework: str) -> None:
 @pytest.mark.parametrize("fn", [divide_in_loop, tanh_in_loop, exp_in_while],
                          ids=lambda f: f.__name__)
 @pytest.mark.parametrize("framework", on(
-    bug="reverse mode: a rule that uses its result (divide, tanh, exp, "
-    "sqrt) overwriting its operand in a loop reads the restored operand as the result "
-    "(silently wrong gradient)"))
+    bug=(
+        "reverse mode: a rule that uses its result (divide, tanh, exp, sqrt) overwriting its "
+        "operand in a loop reads the restored operand as the result (silently wrong gradient)")))
 def test_loop_carried_update_through_result_rule(framework: str, fn) -> None:
     require(framework)
     g = gradlab.grad(fn)(to_framework(X4, framework))
@@ -530,9 +552,10 @@ def call_in_condition(x):
 
 
 @pytest.mark.parametrize("framework", on(
-    bug="the branch body is dead code and removed, but the if stays (its "
-    "condition calls a user function): the generated code does not compile (IndentationError: "
-    "expected an indented block after 'if' statement)"))
+    bug=(
+        "the branch body is dead code and removed, but the if stays (its condition calls a user"
+        " function): the generated code does not compile (IndentationError: expected an "
+        "indented block after 'if' statement)")))
 def test_call_in_condition_with_dead_branch(framework: str) -> None:
     require(framework)
     g = gradlab.grad(call_in_condition)(to_framework(X3, framework))
@@ -554,3 +577,788 @@ def test_writes_in_loop_then_branch_not_refused() -> None:
     was gradlab's own renamed variable; nothing aliases out)."""
     g = gradlab.grad(writes_then_branch)(X4)
     np.testing.assert_allclose(g, central(writes_then_branch, X4), rtol=1e-6)
+
+
+# ==================================================================================================
+# Classes found by the people generator (tests/hardening/people/): one test per switch in
+# people/switches.py that is off, named in its comment. The class ids are those of
+# people/classes.py and of the catalogue. When a test XPASSes, remove its mark and turn the
+# switch on.
+# ==================================================================================================
+import functools  # noqa: E402
+import math  # noqa: E402
+
+import scipy.special  # noqa: E402
+
+try:  # the torch-, TF- and JAX-written functions below need their framework at call time only
+    import torch
+except ImportError:  # pragma: no cover
+    torch = None
+try:
+    import tensorflow as tf
+except ImportError:  # pragma: no cover
+    tf = None
+try:
+    import jax.numpy as jnp
+except ImportError:  # pragma: no cover
+    jnp = None
+
+from gradlab.errors import GradlabError  # noqa: E402
+
+V3 = np.array([0.3, -0.7, 1.1])
+M23 = np.array([[0.3, -0.7, 1.1], [0.5, 0.2, -0.4]])
+
+
+def only(framework: str, bug: str, fixed: bool = False) -> list[object]:
+    """A test of code written in one framework: that framework, xfail(strict) while ``bug``
+    is open; a fixed bug keeps its text and says ``fixed=True``."""
+    marks = [pytest.mark.xfail(strict=True, reason=bug)] if bug and not fixed else []
+    return [pytest.param(framework, marks=marks, id=framework)]
+
+
+def answers_or_refuses(call) -> tuple[bool, object]:  # type: ignore[no-untyped-def]
+    """(True, result) when the call answers, (False, error) when gradlab refuses."""
+    try:
+        return True, call()
+    except GradlabError as e:
+        return False, e
+
+
+# --- output-not-scalar (switch TUPLE_AND_ARRAY_OUTPUTS) -------------------------------------------
+def returns_a_tuple(x):
+    return np.sum(x ** 2), x
+
+
+def returns_an_array(x):
+    return x * 1.0
+
+
+@pytest.mark.parametrize("framework", on(
+    bug=(
+        "grad of a function returning a tuple crashes inside (NumPy: TypeError: 'float' object "
+        "is not subscriptable) instead of a GradlabError")))
+def test_grad_of_tuple_output_is_refused(framework: str) -> None:
+    require(framework)
+    with pytest.raises(GradlabError):
+        gradlab.grad(returns_a_tuple)(to_framework(V3, framework))
+
+
+@pytest.mark.parametrize("framework", on(
+    bug=(
+        "hvp of a function returning an array answers (d(sum f)) instead of asking for a seed")))
+def test_hvp_of_array_output_is_refused(framework: str) -> None:
+    require(framework)
+    with pytest.raises(GradlabError):
+        gradlab.hvp(returns_an_array)(to_framework(V3, framework), to_framework(V3, framework))
+
+
+# --- value-is-the-function (switch RETURN_FLOAT) --------------------------------------------------
+def returns_float_of_sum(x):
+    return float(np.sum(x ** 2))
+
+
+@pytest.mark.parametrize("framework", on(
+    "all", bug=(
+        "value_and_grad of `return float(...)` returns the function object itself as the value")))
+def test_value_and_grad_of_float_return(framework: str) -> None:
+    require(framework)
+    value, g = gradlab.value_and_grad(returns_float_of_sum)(to_framework(V3, framework))
+    assert float(to_numpy(value)) == pytest.approx(np.sum(V3 ** 2))
+    np.testing.assert_allclose(to_numpy(g), 2 * V3)
+
+
+# --- int-bool-input-gradient-truncated (switch DIFFERENTIATE_INT_AND_BOOL) ------------------------
+def scaled_sum(x):
+    return np.sum(x * 1.5)
+
+
+@pytest.mark.parametrize("framework", on(
+    bug=(
+        "the gradient w.r.t. an int input is truncated to int64 ([1, 1, 1]); TensorFlow: "
+        "TypeError: Cannot convert 1.5 to EagerTensor of dtype int64")))
+def test_gradient_wrt_int_input(framework: str) -> None:
+    """Either refuse (as JAX does) or promote: never a gradient truncated to the int dtype."""
+    require(framework)
+    answered, g = answers_or_refuses(
+        lambda: gradlab.grad(scaled_sum)(to_framework(np.array([1, 2, 3]), framework)))
+    if answered:
+        np.testing.assert_allclose(to_numpy(g), [1.5, 1.5, 1.5])
+
+
+# --- complex-real-is-a-copy (switch COMPLEX_INPUTS) ----------------------------------------------
+def real_part_sum(z, x):
+    return np.sum(z.real ** 2) + np.sum(x)
+
+
+@pytest.mark.parametrize("framework", on(
+    "all", bug=(
+        "z.real is read as a copy: the value comes back complex")))
+def test_real_part_of_complex_input(framework: str) -> None:
+    require(framework)
+    z = to_framework(np.array([1.0 + 2.0j, -0.5 + 1.0j]), framework)
+    value, _ = gradlab.value_and_grad(real_part_sum, 1)(z, to_framework(V3, framework))
+    assert np.isrealobj(to_numpy(value))
+    assert float(np.real(to_numpy(value))) == pytest.approx(1.25 + np.sum(V3))
+
+
+# --- builtin-max-min-constant (switch BUILTIN_MAX_MIN_OF_MANY) ------------------------------------
+def max_of_three(x):
+    return max(x[0], x[1], 0.1)
+
+
+def min_of_a_list(x):
+    return min([x[0], x[1]])
+
+
+@pytest.mark.parametrize("framework", on(
+    bug=(
+        "builtin max of three arguments is a constant: zero gradient (silently wrong)")))
+def test_builtin_max_of_three(framework: str) -> None:
+    require(framework)
+    g = gradlab.grad(max_of_three)(to_framework(V3, framework))
+    np.testing.assert_allclose(to_numpy(g), [1.0, 0.0, 0.0])
+
+
+@pytest.mark.parametrize("framework", on(
+    "all", bug=(
+        "builtin min of a list is a constant: zero gradient (silently wrong)")))
+def test_builtin_min_of_a_list(framework: str) -> None:
+    require(framework)
+    g = gradlab.grad(min_of_a_list)(to_framework(V3, framework))
+    np.testing.assert_allclose(to_numpy(g), [0.0, 1.0, 0.0])
+
+
+# --- builtin-sum-of-array (switch BUILTIN_SUM_OF_ARRAYS) ------------------------------------------
+def builtin_sum_of_matrix(x):
+    return np.sum(sum(x) ** 2)
+
+
+@pytest.mark.parametrize("framework", on(
+    bug=(
+        "builtin sum() of a matrix (the sum of its rows) crashes in the generated code")))
+def test_builtin_sum_of_matrix(framework: str) -> None:
+    require(framework)
+    answered, g = answers_or_refuses(
+        lambda: gradlab.grad(builtin_sum_of_matrix)(to_framework(M23, framework)))
+    if answered:
+        np.testing.assert_allclose(to_numpy(g), 2 * np.broadcast_to(M23.sum(axis=0), M23.shape))
+
+
+# --- bool-values-on-backends (switch BOOL_VALUES) -------------------------------------------------
+def bool_mask_times_x(x):
+    m = np.isfinite(x)
+    return np.sum(m * x)
+
+
+@pytest.mark.parametrize("framework", on(
+    bug=(
+        "a bool array times a float crashes in the generated code (InvalidArgumentError: Value "
+        "for attr 'T' of bool)")))
+def test_bool_times_float_on_backends(framework: str) -> None:
+    require(framework)
+    g = gradlab.grad(bool_mask_times_x)(to_framework(V3, framework))
+    np.testing.assert_allclose(to_numpy(g), np.ones(3))
+
+
+# --- divmod-on-tensors (switch DIVMOD) ------------------------------------------------------------
+def divmod_remainder(x):
+    q, r = divmod(x, 2.0)
+    return np.sum(r) + np.sum(x)
+
+
+@pytest.mark.parametrize("framework", on(
+    bug=(
+        "divmod(x, 2.0): the remainder gets a zero gradient (NumPy), the generated code calls "
+        "divmod on tensors (TypeError)")))
+def test_divmod_on_backends(framework: str) -> None:
+    require(framework)
+    answered, g = answers_or_refuses(
+        lambda: gradlab.grad(divmod_remainder)(to_framework(V3, framework)))
+    if answered:
+        np.testing.assert_allclose(to_numpy(g), 2 * np.ones(3))
+
+
+# --- conversion-is-a-constant (switch CONVERSIONS) ------------------------------------------------
+def asarray_of_parameter(x):
+    x = np.asarray(x)
+    return np.sum(x ** 2)
+
+
+@pytest.mark.parametrize("framework", on(
+    bug=(
+        "x = np.asarray(x) gives a zero gradient (silently wrong)")))
+def test_asarray_of_parameter(framework: str) -> None:
+    require(framework)
+    g = gradlab.grad(asarray_of_parameter)(to_framework(V3, framework))
+    np.testing.assert_allclose(to_numpy(g), 2 * V3)
+
+
+# --- decorator-dropped (switch DECORATORS) --------------------------------------------------------
+def _doubled(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return 2.0 * fn(*args, **kwargs)
+    return wrapper
+
+
+@_doubled
+def doubled_square_sum(x):
+    return np.sum(x ** 2)
+
+
+@pytest.mark.parametrize("framework", on(
+    bug=(
+        "the functools.wraps decorator is dropped: value and gradient of the undecorated "
+        "function")))
+def test_functools_wraps_decorator(framework: str) -> None:
+    """Differentiate the function called (2 * sum(x^2)), or refuse."""
+    require(framework)
+    answered, out = answers_or_refuses(
+        lambda: gradlab.value_and_grad(doubled_square_sum)(to_framework(V3, framework)))
+    if answered:
+        value, g = out
+        assert float(to_numpy(value)) == pytest.approx(2 * np.sum(V3 ** 2))
+        np.testing.assert_allclose(to_numpy(g), 4 * V3)
+
+
+# --- builtin-round-on-tensors (switch BUILTIN_ROUND) ----------------------------------------------
+def rounded_first(x):
+    return np.sum(x ** 2) + round(x[0], 1)
+
+
+@pytest.mark.parametrize("framework", on(
+    "torch", "tensorflow", bug=(
+        "round(x[0], 1) in the generated code: torch: no __round__; TensorFlow: no astype")))
+def test_builtin_round_on_backends(framework: str) -> None:
+    require(framework)
+    g = gradlab.grad(rounded_first)(to_framework(V3, framework))
+    np.testing.assert_allclose(to_numpy(g), 2 * V3)
+
+
+# --- loop-over-dict (switch LOOP_OVER_DICT) -------------------------------------------------------
+def loop_over_dict(x, w):
+    p = {"a": x, "b": w}
+    s = 0.0
+    for k in p:
+        s = s + np.sum(p[k] ** 2)
+    return s
+
+
+@pytest.mark.parametrize("framework", on(
+    bug=(
+        "for k in a dict: KeyError: 0 in the generated code")))
+def test_loop_over_dict(framework: str) -> None:
+    require(framework)
+    answered, g = answers_or_refuses(lambda: gradlab.grad(loop_over_dict)(
+        to_framework(V3, framework), to_framework(V3, framework)))
+    if answered:
+        np.testing.assert_allclose(to_numpy(g), 2 * V3)
+
+
+# --- mixed-float32-float64 (switch MIXED_PRECISION) -----------------------------------------------
+def product_sum(x, w):
+    return np.sum(x * w)
+
+
+@pytest.mark.parametrize("framework", on(
+    "tensorflow", bug=(
+        "float32 times float64 (NumPy promotes): InvalidArgumentError on TensorFlow")))
+def test_float32_times_float64_on_tensorflow(framework: str) -> None:
+    require(framework)
+    x = to_framework(V3.astype(np.float32), framework)
+    g = gradlab.grad(product_sum)(x, to_framework(V3, framework))
+    assert to_numpy(g).dtype == np.float32
+    np.testing.assert_allclose(to_numpy(g), V3, rtol=1e-6)
+
+
+# --- attribute-of-expression-is-constant (switch ATTRIBUTE_OF_EXPRESSION) -------------------------
+def transpose_of_expression(w):
+    v = (w * 2.0).T
+    return np.sum(v ** 2)
+
+
+@pytest.mark.parametrize("framework", on(
+    bug=(
+        "(w * 2.0).T is read as a constant: zero gradient (silently wrong)")))
+def test_transpose_of_expression(framework: str) -> None:
+    require(framework)
+    g = gradlab.grad(transpose_of_expression)(to_framework(M23, framework))
+    np.testing.assert_allclose(to_numpy(g), 8 * M23)
+
+
+# --- negative-step-slice-on-torch (switch NEGATIVE_STEP_SLICES) -----------------------------------
+def reversed_weights(x):
+    return np.sum(x[::-1] * np.arange(3.0))
+
+
+@pytest.mark.parametrize("framework", on(
+    bug=(
+        "x[::-1]: ValueError: step must be greater than zero (torch)")))
+def test_negative_step_slice_on_torch(framework: str) -> None:
+    require(framework)
+    g = gradlab.grad(reversed_weights)(to_framework(V3, framework))
+    np.testing.assert_allclose(to_numpy(g), [2.0, 1.0, 0.0])
+
+
+# --- dict-literal-is-a-constant (switch DICT_LITERALS) --------------------------------------------
+def dict_literal_of_arrays(x, w):
+    p = {"a": x, "b": w}
+    return np.sum(p["a"] * 2.0 + p["b"])
+
+
+@pytest.mark.parametrize("framework", on(
+    "all", bug=(
+        "a dict literal holding arrays: zero gradient (silently wrong)")))
+def test_dict_literal_of_arrays(framework: str) -> None:
+    require(framework)
+    g = gradlab.grad(dict_literal_of_arrays)(to_framework(V3, framework),
+                                             to_framework(V3, framework))
+    np.testing.assert_allclose(to_numpy(g), 2 * np.ones(3))
+
+
+# --- mod-is-a-constant (switch MOD) ---------------------------------------------------------------
+def mod_of_parameter(x):
+    return np.sum(x % 0.5)
+
+
+@pytest.mark.parametrize("framework", on(
+    bug=(
+        "x % 0.5 is a constant: zero gradient (silently wrong; it is 1)")))
+def test_mod_of_parameter(framework: str) -> None:
+    require(framework)
+    g = gradlab.grad(mod_of_parameter)(to_framework(V3, framework))
+    np.testing.assert_allclose(to_numpy(g), np.ones(3))
+
+
+# --- axis-function-of-scalar (switch AXIS_FUNCTIONS_OF_SCALARS) -----------------------------------
+def softmax_of_a_number(x):
+    return scipy.special.softmax(x[0]) * x[1]
+
+
+def argsort_of_a_number(x):
+    return np.sum(np.argsort(x[0]) * 1.0 + x)
+
+
+@pytest.mark.parametrize("framework", on(
+    bug=(
+        "softmax of a 0-d value: axis -1 is out of bounds (JAX), Invalid reduction dimension "
+        "(TensorFlow)")))
+def test_softmax_of_a_number(framework: str) -> None:
+    require(framework)
+    g = gradlab.grad(softmax_of_a_number)(to_framework(V3, framework))
+    np.testing.assert_allclose(to_numpy(g), [0.0, 1.0, 0.0], atol=1e-12)
+
+
+@pytest.mark.parametrize("framework", on(
+    "tensorflow", "jax", bug=(
+        "argsort of a 0-d value crashes in the generated code")))
+def test_argsort_of_a_number(framework: str) -> None:
+    require(framework)
+    g = gradlab.grad(argsort_of_a_number)(to_framework(V3, framework))
+    np.testing.assert_allclose(to_numpy(g), np.ones(3))
+
+
+# --- solve-missing-adjoint-name (switch LINALG_SOLVE) ---------------------------------------------
+def solve_with_constant_rhs(a):
+    return np.sum(np.linalg.solve(a, np.ones(2)))
+
+
+@pytest.mark.parametrize("framework", on(
+    bug=(
+        "grad of np.linalg.solve(a, np.ones(2)) w.r.t. a: NameError in the generated code")))
+def test_solve_with_constant_right_hand_side(framework: str) -> None:
+    require(framework)
+    a = np.array([[2.0, 0.5], [0.3, 1.5]])
+    g = gradlab.grad(solve_with_constant_rhs)(to_framework(a, framework))
+    x = np.linalg.solve(a, np.ones(2))
+    np.testing.assert_allclose(to_numpy(g), -np.outer(np.linalg.solve(a.T, np.ones(2)), x))
+
+
+# --- hvp-float-tangent-on-torch (switch HVP_SHAPE_FUNCTIONS_ON_TORCH) ------------------------------
+def cube_sum_over_axis(x):
+    return np.sum(x ** 3, axis=0)
+
+
+@pytest.mark.parametrize("framework", on(
+    bug=(
+        "hvp of np.sum(x ** 3, axis=0) of a vector: unsqueeze() gets a Python float (torch)")))
+def test_hvp_of_sum_over_axis_of_vector(framework: str) -> None:
+    require(framework)
+    hv = gradlab.hvp(cube_sum_over_axis)(to_framework(V3, framework),
+                                         to_framework(np.ones(3), framework))
+    np.testing.assert_allclose(to_numpy(hv), 6 * V3)
+
+
+# --- list-index-on-jax-tf (switch LIST_INDICES) ---------------------------------------------------
+def squeeze_of_first(x):
+    return torch.squeeze(x[0][None])
+
+
+@pytest.mark.parametrize("framework", only(
+    "torch", fixed=True, bug=(
+        "hvp of torch.squeeze(x[0][None]) (a zero Hessian): reshape() gets the Python float 0.0")))
+def test_hvp_of_squeeze_on_torch(framework: str) -> None:
+    require(framework)
+    x = torch.tensor(V3)
+    hv = gradlab.hvp(squeeze_of_first)(x, torch.ones(3, dtype=torch.float64))
+    np.testing.assert_allclose(to_numpy(hv), np.zeros(3))
+
+
+def list_index(x):
+    return np.sum(x[[0, 2]] ** 2)
+
+
+@pytest.mark.parametrize("framework", on(
+    bug=(
+        "x[[0, 2]]: JAX: TypeError: Using a non-tuple sequence for multidimensional indexing; "
+        "TensorFlow: Index out of range")))
+def test_list_index(framework: str) -> None:
+    require(framework)
+    g = gradlab.grad(list_index)(to_framework(V3, framework))
+    np.testing.assert_allclose(to_numpy(g), [2 * V3[0], 0.0, 2 * V3[2]])
+
+
+# --- unknown-call-chain-not-refused (switch CHAINED_OFF_TABLE_CALLS) ------------------------------
+def two_unknown_calls(x):
+    v = np.positive(x)
+    return np.sum(np.sinc(v))
+
+
+@pytest.mark.parametrize("framework", on(
+    bug=(
+        "np.positive then np.sinc (neither has a rule): not refused, a zero gradient (silently "
+        "wrong)")))
+def test_two_unknown_calls_in_a_row(framework: str) -> None:
+    require(framework)
+    with pytest.raises(GradlabError):
+        gradlab.grad(two_unknown_calls)(to_framework(V3, framework))
+
+
+# --- framework-code-on-python-numbers (switch FRAMEWORK_CODE_ON_NUMBERS) --------------------------
+def torch_code_on_a_number(x):
+    return torch.mean(x + torch.ones(3, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("framework", only(
+    "torch", bug=(
+        "torch code called with a Python float runs on the NumPy backend: TypeError: Cannot "
+        "interpret 'torch.float64' as a data type")))
+def test_torch_code_called_with_a_python_float(framework: str) -> None:
+    require(framework)
+    g = gradlab.grad(torch_code_on_a_number)(0.5)
+    assert float(to_numpy(g)) == pytest.approx(1.0)
+
+
+# --- torch-max-min-with-dim (switch TORCH_MAX_MIN_WITH_DIM) ---------------------------------------
+def torch_max_with_dim(x):
+    return torch.sum(torch.max(x, 1)[0] ** 2)
+
+
+@pytest.mark.parametrize("framework", only(
+    "torch", fixed=True, bug=(
+        "torch.max(x, 1)[0] is read as the plain max: a wrong value and gradient")))
+def test_torch_max_with_dim(framework: str) -> None:
+    require(framework)
+    x = torch.tensor(M23)
+    value, g = gradlab.value_and_grad(torch_max_with_dim)(x)
+    assert float(value) == pytest.approx(float(np.sum(M23.max(axis=1) ** 2)))
+    expected = np.zeros_like(M23)
+    expected[np.arange(2), M23.argmax(axis=1)] = 2 * M23.max(axis=1)
+    np.testing.assert_allclose(to_numpy(g), expected)
+
+
+# --- hvp-zero-hessian-float (switch HVP_ZERO_HESSIAN_SHAPED) --------------------------------------
+def linear_in_x(x):
+    return x * 2.0
+
+
+@pytest.mark.parametrize("framework", on(
+    bug=(
+        "hvp of a linear function returns the Python float 0.0, not an array shaped like x")))
+def test_hvp_of_linear_function_is_an_array(framework: str) -> None:
+    require(framework)
+    x = to_framework(np.array(0.5), framework)
+    hv = gradlab.hvp(linear_in_x)(x, to_framework(np.array(1.0), framework))
+    assert type(hv).__module__.split(".")[0] == type(x).__module__.split(".")[0]
+    assert np.shape(to_numpy(hv)) == ()
+
+
+# --- hvp-one-element-tuple-wrt (switch HVP_ONE_ELEMENT_TUPLE) -------------------------------------
+def cube_sum(x):
+    return np.sum(x ** 3)
+
+
+@pytest.mark.parametrize("framework", on(
+    bug=(
+        "hvp(f, (0,)) returns tuple(H v): the rows of H v instead of a one-element tuple")))
+def test_hvp_one_element_tuple_wrt(framework: str) -> None:
+    require(framework)
+    (hv,) = gradlab.hvp(cube_sum, (0,))(to_framework(V3, framework),
+                                        (to_framework(np.ones(3), framework),))
+    np.testing.assert_allclose(to_numpy(hv), 6 * V3)
+
+
+# --- forward-drops-default-arguments (switch FORWARD_DEFAULT_ARGUMENTS) ---------------------------
+def cube_sum_with_default(x, n=2):
+    return np.sum(x ** 3)
+
+
+@pytest.mark.parametrize("framework", on(
+    bug=(
+        "jvp of def f(x, n=2): the tangent lands in n's place (TypeError: missing argument "
+        "'x_dot')")))
+def test_jvp_with_default_argument(framework: str) -> None:
+    require(framework)
+    _, d = gradlab.jvp(cube_sum_with_default)(to_framework(V3, framework),
+                                              to_framework(np.ones(3), framework))
+    assert float(to_numpy(d)) == pytest.approx(3 * np.sum(V3 ** 2))
+
+
+# --- hvp-through-loops (switch HVP_THROUGH_LOOPS) -------------------------------------------------
+def loop_over_rows(b):
+    s = 0.0
+    for row in b:
+        s = s + np.sum(row ** 3)
+    return s
+
+
+@pytest.mark.parametrize("framework", on(
+    bug=(
+        "hvp through `for row in b`: the rows come back in reverse order (silently wrong)")))
+def test_hvp_loop_over_rows(framework: str) -> None:
+    require(framework)
+    v = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    hv = gradlab.hvp(loop_over_rows)(to_framework(M23, framework), to_framework(v, framework))
+    np.testing.assert_allclose(to_numpy(hv), 6 * M23 * v)
+
+
+# --- numpy-call-on-other-backend (switch OFF_TABLE_CALLS_ON_OTHER_BACKENDS) -----------------------
+def numpy_call_kept(x):
+    m = np.roll(x, 1) > 0.0
+    return np.mean(m * 2.0) + np.sum(x)
+
+
+@pytest.mark.parametrize("framework", on(
+    bug=(
+        "np.roll(x, 1) > 0.0 is kept as written (no gradient through a comparison) and runs "
+        "NumPy on a torch tensor: mean() gets a numpy.ndarray")))
+def test_numpy_call_kept_on_torch(framework: str) -> None:
+    require(framework)
+    answered, g = answers_or_refuses(
+        lambda: gradlab.grad(numpy_call_kept)(to_framework(V3, framework)))
+    if answered:
+        np.testing.assert_allclose(to_numpy(g), np.ones(3))
+
+
+# --- hvp-of-containers (switch HVP_OF_CONTAINERS) -------------------------------------------------
+def product_through_a_tuple(b):
+    p = (b, b)
+    return np.sum(p[1] * p[0])
+
+
+@pytest.mark.parametrize("framework", on(
+    "torch", "tensorflow", "jax", bug=(
+        "hvp of a program holding a tuple of arrays crashes (the tangent of a tuple is built as"
+        " an array)")))
+def test_hvp_with_a_tuple(framework: str) -> None:
+    require(framework)
+    hv = gradlab.hvp(product_through_a_tuple)(to_framework(V3, framework),
+                                              to_framework(np.ones(3), framework))
+    np.testing.assert_allclose(to_numpy(hv), 2 * np.ones(3))
+
+
+# --- python-float-into-torch-tf (switch PYTHON_FLOATS_ON_TORCH_TF) --------------------------------
+def outer_with_python_float(x, b):
+    return np.sum(np.outer(b, x))
+
+
+@pytest.mark.parametrize("framework", on(
+    "torch", "tensorflow", bug=(
+        "np.outer of a Python float and an array: torch: 'float' object has no attribute 'dim';"
+        " TensorFlow: float32 vs float64")))
+def test_outer_of_python_float(framework: str) -> None:
+    require(framework)
+    g = gradlab.grad(outer_with_python_float)(to_framework(V3, framework), 0.5)
+    np.testing.assert_allclose(to_numpy(g), 0.5 * np.ones(3))
+
+
+# --- int-float-mix-on-backends (switch INT_ARRAYS_ON_TF_TORCH) ----------------------------------
+def int_array_times_x(x):
+    return np.sum(np.arange(1, 4) * x)
+
+
+@pytest.mark.parametrize("framework", on(
+    "tensorflow", bug=(
+        "np.arange(1, 4) * x: int64 times float64 (NumPy promotes): InvalidArgumentError on "
+        "TensorFlow")))
+def test_int_array_times_float_on_tensorflow(framework: str) -> None:
+    require(framework)
+    g = gradlab.grad(int_array_times_x)(to_framework(V3, framework))
+    np.testing.assert_allclose(to_numpy(g), [1.0, 2.0, 3.0])
+
+
+# --- matrix-norm-ords (switch NORM_ORDS) ----------------------------------------------------------
+def frobenius_norm(x):
+    return np.linalg.norm(x, "fro")
+
+
+def spectral_norm(x):
+    return np.linalg.norm(x, 2)
+
+
+def nuclear_norm(x):
+    return np.linalg.norm(x, "nuc")
+
+
+@pytest.mark.parametrize("framework", on(
+    bug=(
+        "np.linalg.norm(M, 'fro'): zero gradient (silently wrong)")))
+def test_frobenius_norm(framework: str) -> None:
+    require(framework)
+    g = gradlab.grad(frobenius_norm)(to_framework(M23, framework))
+    np.testing.assert_allclose(to_numpy(g), M23 / np.linalg.norm(M23))
+
+
+@pytest.mark.parametrize("framework", on(
+    "all", bug=(
+        "np.linalg.norm(M, 2) of a matrix is read as a vector norm: a wrong value (the spectral"
+        " norm is meant)")))
+def test_spectral_norm_of_matrix(framework: str) -> None:
+    require(framework)
+    value, _ = gradlab.value_and_grad(spectral_norm)(to_framework(M23, framework))
+    assert float(to_numpy(value)) == pytest.approx(np.linalg.norm(M23, 2))
+
+
+@pytest.mark.parametrize("framework", on(
+    bug=(
+        "np.linalg.norm(M, 'nuc'): TypeError in gradlab's norm (a power with a string exponent)")))
+def test_nuclear_norm(framework: str) -> None:
+    """Differentiate the nuclear norm (the sum of singular values) or refuse it."""
+    require(framework)
+    answered, out = answers_or_refuses(
+        lambda: gradlab.value_and_grad(nuclear_norm)(to_framework(M23, framework)))
+    if answered:
+        assert float(to_numpy(out[0])) == pytest.approx(np.linalg.norm(M23, "nuc"))
+
+
+# --- transpose-of-scalar-on-torch (switch TRANSPOSE_OF_SCALARS) -----------------------------------
+def sine_of_transpose(x):
+    return np.sin(x.T)
+
+
+@pytest.mark.parametrize("framework", on(
+    bug=(
+        "x.T of a 0-d tensor: permute() missing dims (torch)")))
+def test_transpose_of_a_number_on_torch(framework: str) -> None:
+    require(framework)
+    g = gradlab.grad(sine_of_transpose)(to_framework(np.array(0.5), framework))
+    assert float(to_numpy(g)) == pytest.approx(np.cos(0.5))
+
+
+# --- std-of-one-element-nan (switch STATISTICS_OF_SCALARS) ----------------------------------------
+def std_plus_x(x):
+    return x.std() + x
+
+
+@pytest.mark.parametrize("framework", on(
+    "all", bug=(
+        "x.std() of a 0-d value (the constant 0): the gradient is NaN")))
+def test_std_of_a_number(framework: str) -> None:
+    require(framework)
+    g = gradlab.grad(std_plus_x)(to_framework(np.array(0.5), framework))
+    assert float(to_numpy(g)) == pytest.approx(1.0)
+
+
+# --- numpy-repeat-read-as-tile (switch NUMPY_REPEAT) ----------------------------------------------
+def repeated_second(x):
+    return x.repeat(3)[1] + np.sum(x)
+
+
+@pytest.mark.parametrize("framework", on(
+    "all", bug=(
+        "x.repeat(3) of a NumPy array (each element three times) is read as tile: "
+        "x.repeat(3)[1] is x[1], not x[0]")))
+def test_numpy_repeat_method(framework: str) -> None:
+    require(framework)
+    value, _ = gradlab.value_and_grad(repeated_second)(to_framework(V3, framework))
+    assert float(to_numpy(value)) == pytest.approx(V3[0] + np.sum(V3))
+
+
+def loop_over_indices(x):
+    s = 0.0
+    for i in range(len(x)):
+        s = s + x[i] ** 3
+    return s
+
+
+@pytest.mark.parametrize("framework", on(
+    bug=(
+        "hvp through `for i in range(len(x))` reading x[i]: H v comes back reversed (silently "
+        "wrong)")))
+def test_hvp_loop_over_indices(framework: str) -> None:
+    require(framework)
+    v = np.array([1.0, 0.0, 0.0])
+    hv = gradlab.hvp(loop_over_indices)(to_framework(V3, framework), to_framework(v, framework))
+    np.testing.assert_allclose(to_numpy(hv), 6 * V3 * v)
+
+
+def cube_sum_mixed(x):
+    return np.sum((x @ np.eye(3)) ** 3)
+
+
+@pytest.mark.parametrize("framework", on(
+    "torch", "tensorflow", bug=(
+        "hvp of a float32 input that meets a float64 constant (np.eye) comes back float64 (grad"
+        " keeps float32); torch/TF crash on the mixed matmul")))
+def test_hvp_keeps_float32(framework: str) -> None:
+    require(framework)
+    x = to_framework(V3.astype(np.float32), framework)
+    hv = gradlab.hvp(cube_sum_mixed)(x, to_framework(np.ones(3, dtype=np.float32), framework))
+    assert to_numpy(hv).dtype == np.float32
+    np.testing.assert_allclose(to_numpy(hv), 6 * V3, rtol=1e-5)
+
+
+# --- torch-var-std-methods-biased (switch TORCH_VAR_STD_METHODS) ----------------------------------
+def torch_var_method(x):
+    return torch.sum(x.var(0))
+
+
+@pytest.mark.parametrize("framework", only(
+    "torch", fixed=True, bug=(
+        "x.var(0) of a torch tensor (unbiased) is read as NumPy's var (biased): a wrong value")))
+def test_torch_var_method(framework: str) -> None:
+    require(framework)
+    x = torch.tensor(M23)
+    value, g = gradlab.value_and_grad(torch_var_method)(x)
+    assert float(value) == pytest.approx(float(np.sum(M23.var(axis=0, ddof=1))))
+    np.testing.assert_allclose(to_numpy(g), 2 * (M23 - M23.mean(axis=0)) / 1)
+
+
+# --- transpose-of-scalar-or-vector (switch TRANSPOSE_OF_SCALARS) ----------------------------------
+def transpose_method_one_axis(x):
+    return np.sum(2.0 / x.transpose(0))
+
+
+@pytest.mark.parametrize("framework", on(
+    "all", bug=(
+        "x.transpose(0) of a vector: TypeError: 'int' object is not iterable (inverse_axes), "
+        "torch permute, TF perm must be rank 1")))
+def test_transpose_method_with_one_axis(framework: str) -> None:
+    require(framework)
+    g = gradlab.grad(transpose_method_one_axis)(to_framework(V3, framework))
+    np.testing.assert_allclose(to_numpy(g), -2.0 / V3 ** 2)
+
+
+# --- scipy-softmax-over-all-entries (switch SCIPY_SOFTMAX_OVER_ALL) -------------------------------
+def scipy_softmax_of_matrix(x):
+    return scipy.special.softmax(x)[0, 0]
+
+
+@pytest.mark.parametrize("framework", on(
+    bug=(
+        "scipy.special.softmax(M) without an axis is a softmax over all entries; gradlab "
+        "normalises each row: a wrong value")))
+def test_scipy_softmax_of_matrix(framework: str) -> None:
+    require(framework)
+    value, _ = gradlab.value_and_grad(scipy_softmax_of_matrix)(to_framework(M23, framework))
+    assert float(to_numpy(value)) == pytest.approx(np.exp(M23[0, 0]) / np.exp(M23).sum())

@@ -215,6 +215,11 @@ def arctan2(z, x, y):
     z_dot = (y * x_dot - x * y_dot) / (x * x + y * y)
 
 
+@tangent("hypot")
+def hypot(z, x, y):
+    z_dot = (x * x_dot + y * y_dot) / z
+
+
 @tangent("where")
 def where(z, condition, x, y):
     mask = gl.astype(condition, gl.dtype(z))

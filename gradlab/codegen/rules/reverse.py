@@ -230,6 +230,12 @@ def arctan2(z, x, y):
     dy = gl.unbroadcast(-dz * x / (x * x + y * y), y)
 
 
+@adjoint("hypot")
+def hypot(z, x, y):
+    dx = gl.unbroadcast(dz * x / z, x)
+    dy = gl.unbroadcast(dz * y / z, y)
+
+
 @adjoint("where")
 def where(z, condition, x, y):
     dx = gl.unbroadcast(dz * gl.astype(condition, gl.dtype(z)), x)

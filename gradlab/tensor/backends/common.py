@@ -93,6 +93,19 @@ def log_softmax(x: Any, axis: int = -1) -> Any:
     return shifted - gl.log(gl.sum(gl.exp(shifted), axis=axis, keepdims=True))
 
 
+def hypot(x: Any, y: Any) -> Any:
+    """sqrt(x² + y²), scaled by the larger magnitude so that it neither overflows nor
+    underflows where the squares would (as NumPy's own hypot does). A Python number takes the
+    other operand's dtype, as NumPy's scalars do."""
+    if isinstance(y, (int, float)):
+        y = gl.full_like(x, y)
+    elif isinstance(x, (int, float)):
+        x = gl.full_like(y, x)
+    big = gl.maximum(gl.abs(x), gl.abs(y))
+    scale = gl.where(big > 0, big, gl.ones_like(big))
+    return scale * gl.sqrt((x / scale) ** 2 + (y / scale) ** 2)
+
+
 def sigmoid(x: Any) -> Any:
     return 0.5 * (gl.tanh(0.5 * x) + 1.0)
 
@@ -225,7 +238,7 @@ def dtype(x: Any) -> _dtypes.DType:
 #: primitive name -> its generic formula, used where a backend has no version of its own
 GENERIC: dict[str, Callable[..., Any]] = dict(
     logsumexp=logsumexp, logsumexp_shift=logsumexp_shift, softmax=softmax,
-    log_softmax=log_softmax, sigmoid=sigmoid, softplus=softplus, relu=relu, sum_to=sum_to,
+    log_softmax=log_softmax, hypot=hypot, sigmoid=sigmoid, softplus=softplus, relu=relu, sum_to=sum_to,
     unbroadcast=unbroadcast, norm=norm, linalg_norm=linalg_norm, atleast_1d=atleast_1d,
     atleast_2d=atleast_2d, atleast_3d=atleast_3d, crossentropy=crossentropy,
     kl_div_with_logits=kl_div_with_logits, flatten=flatten, unstack=unstack, std=std,

@@ -207,6 +207,8 @@ def reshape(x: Any, shape: Any) -> Any:
 
 def transpose(x: Any, axes: Any = None) -> Any:
     if axes is None:
+        if x.dim() < 2:
+            return x            # NumPy's .T of a number or a vector is itself
         return x.permute(*reversed(range(x.dim())))
     return x.permute(*axes)
 

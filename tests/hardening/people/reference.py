@@ -1,0 +1,467 @@
+"""What a program's derivatives really are: finite differences of the original function, and,
+where the program is written in a framework with autodiff, that framework's own answer.
+
+The parameters gradlab differentiates are seen as real coordinates (a complex entry is two: its
+real and imaginary parts; an int or bool input is promoted to float64, as JAX would refuse and
+gradlab may promote). ``F(coords)`` is the program's value there. Every finite difference is
+taken with two step sizes; when they disagree a kink or a branch boundary is within a step of
+the inputs and :class:`Unstable` is raised: no verdict on that check, never a false alarm.
+"""
+from __future__ import annotations
+
+import re
+import warnings
+from typing import Any, Callable
+
+import numpy as np
+
+from tests.hardening.people.inputs import FRAMEWORK_OF, Param, fresh, to_dialect, to_numpy
+from tests.hardening.people.program import PeopleProgram
+
+
+_STOPS = re.compile(r"stop_gradient\(|\.detach\(\)|\.numpy\(\)|torch\.detach\(")
+#: calls that make Python numbers (TensorFlow turns them into float32 tensors)
+_PYTHON_NUMBERS = re.compile(r"\bmath\.\w+\(|\bfloat\(|\.item\(\)")
+_GRADLAB_STOPS = re.compile(r"gradlab\.(api\.)?stop_gradient\(")
+
+
+def stops_gradient(source: str, dialect: str) -> bool:
+    """Whether the program stops a gradient on purpose (``stop_gradient``, ``x.detach()``,
+    ``torch.tensor(x)`` of a tensor, ``tf.constant(x.numpy())``): then its own framework's
+    autodiff, not finite differences, says what the derivative is."""
+    body = source.split("def f(", 1)[-1] if "def f(" in source else source
+    return bool(_STOPS.search(source)) or (
+        dialect == "torch" and bool(re.search(r"torch\.tensor\((?![^)]*tolist)", body)))
+
+
+class Unstable(Exception):
+    """Finite differences cannot be trusted here (a kink, a jump, a huge derivative)."""
+
+
+class Undefined(Exception):
+    """The derivative asked for has no single right answer here (an int input whose program
+    means something else on floats, the Hessian of a complex input)."""
+
+
+class NotScalar(Exception):
+    pass
+
+
+def real_scalar(out: Any) -> float:
+    """The program's output as a float; :class:`NotScalar` when it is not one real number."""
+    if isinstance(out, (tuple, list, dict)):
+        raise NotScalar(f"returns a {type(out).__name__}")
+    a = to_numpy(out)
+    if a.shape != ():
+        raise NotScalar(f"returns shape {a.shape}")
+    if a.dtype.kind not in "fiub":
+        raise NotScalar(f"returns {a.dtype}")
+    return float(a)
+
+
+def close(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> bool:
+    return bool(np.all(np.abs(got - want) <= atol + rtol * np.abs(want)))
+
+
+class Coordinates:
+    """The differentiated parameters as one real vector, and back."""
+
+    def __init__(self, params: tuple[Param, ...], values: list[Any], wrt: tuple[int, ...],
+                 promote32: bool) -> None:
+        self.params, self.values, self.wrt = params, values, wrt
+        self.promote32 = promote32
+        self.sizes = []
+        parts = []
+        for i in wrt:
+            a = np.asarray(values[i])
+            if a.dtype.kind == "c":
+                parts += [a.real.ravel(), a.imag.ravel()]
+                self.sizes.append(2 * a.size)
+            else:
+                parts.append(a.astype(np.float64).ravel())
+                self.sizes.append(a.size)
+        self.x0 = np.concatenate(parts) if parts else np.zeros(0)
+
+    def args(self, coords: np.ndarray) -> list[Any]:
+        """The program's arguments (NumPy values) at ``coords``."""
+        out = list(fresh(self.values))
+        if self.promote32:
+            out = [v.astype(np.float64) if isinstance(v, np.ndarray) and v.dtype == np.float32
+                   else v for v in out]
+        k = 0
+        for i, size in zip(self.wrt, self.sizes):
+            p, chunk = self.params[i], coords[k:k + size]
+            k += size
+            if p.dtype == "pyfloat" or p.dtype == "pyint":
+                out[i] = float(chunk[0])
+            elif p.dtype == "complex128":
+                half = size // 2
+                out[i] = (chunk[:half] + 1j * chunk[half:]).reshape(p.shape)
+            elif p.dtype == "float32" and not self.promote32:
+                out[i] = chunk.astype(np.float32).reshape(p.shape)
+            else:
+                out[i] = chunk.astype(np.float64).reshape(p.shape)
+        return out
+
+    def split(self, vec: np.ndarray) -> list[np.ndarray]:
+        """A coordinate vector (a gradient) as one array per parameter; complex parameters get
+        ``d/dRe + i d/dIm``."""
+        out, k = [], 0
+        for i, size in zip(self.wrt, self.sizes):
+            p, chunk = self.params[i], vec[k:k + size]
+            k += size
+            if p.dtype == "complex128":
+                half = size // 2
+                out.append((chunk[:half] + 1j * chunk[half:]).reshape(p.shape))
+            else:
+                out.append(chunk.reshape(p.shape))
+        return out
+
+    def join(self, arrays: list[Any]) -> np.ndarray:
+        """Per-parameter arrays (tangents) as one coordinate vector."""
+        parts = []
+        for a in arrays:
+            a = np.asarray(a)
+            if a.dtype.kind == "c":
+                parts += [a.real.ravel(), a.imag.ravel()]
+            else:
+                parts.append(a.astype(np.float64).ravel())
+        return np.concatenate(parts) if parts else np.zeros(0)
+
+
+class Reference:
+    """The program's value and derivatives at its inputs, computed lazily and cached."""
+
+    def __init__(self, program: PeopleProgram, f: Callable[..., Any]) -> None:
+        self.program = program
+        self.f = f
+        self.dialect = program.dialect
+        self.params = program.params
+        self.wrt = program.wrt_indices
+        self.inputs = program.inputs()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.raw = f(*[to_dialect(v, self.dialect) for v in fresh(self.inputs)])
+        # float32 precision: a float32 input, or TensorFlow/PyTorch code on Python numbers
+        # (both make them float32 tensors: the program's own value is float32)
+        self.float32 = any(p.dtype == "float32" for p in self.params) or (
+            program.dialect in ("tensorflow", "torch") and (
+                any(p.is_python for p in self.params) or
+                bool(_PYTHON_NUMBERS.search(program.source))))
+        self.complex = any(self.params[i].dtype == "complex128" for i in self.wrt)
+        #: the program stops gradients on purpose (stop_gradient, detach): its own framework's
+        #: autodiff is the reference, finite differences only find kinks
+        self.stops_gradient = stops_gradient(program.source, program.dialect)
+        #: gradlab.stop_gradient: no framework's autodiff knows it (it is the identity there)
+        self.gradlab_stops = bool(_GRADLAB_STOPS.search(program.source))
+        self.value = real_scalar(self.raw) if program.output == "scalar" else None
+        self._cache: dict[str, Any] = {}
+        self.coords = self._coordinates()
+        rng = np.random.default_rng(program.seed + 1)
+        self.tangents = [self._tangent(rng, self.params[i]) for i in self.wrt]
+        self.direction = self.coords.join(self.tangents)
+
+    @staticmethod
+    def _tangent(rng: np.random.Generator, p: Param) -> Any:
+        """A tangent (and hvp vector) for parameter ``p``: its dtype for floats and complex
+        numbers, float64 for int and bool inputs, a Python float for a Python number."""
+        if p.is_python:
+            return float(rng.normal())
+        if p.dtype == "complex128":
+            return (rng.normal(size=p.shape) + 1j * rng.normal(size=p.shape)).astype(p.dtype)
+        dtype = p.dtype if p.dtype in ("float64", "float32") else "float64"
+        return np.asarray(rng.normal(size=p.shape), dtype=dtype)
+
+    # --- the scalar function of the coordinates -------------------------------------------------
+    def _coordinates(self) -> Coordinates:
+        """Float32 inputs are promoted to float64 for finite differences when the program
+        means the same there (its value within float32 precision); else differences are taken
+        in float32 with larger steps."""
+        if self.float32 and self.value is not None:
+            c = Coordinates(self.params, self.inputs, self.wrt, promote32=True)
+            try:
+                v = self.F(c.x0, c)
+                if np.isclose(v, self.value, rtol=1e-4, atol=1e-5):
+                    return c
+            except Exception:
+                pass
+            c = Coordinates(self.params, self.inputs, self.wrt, promote32=False)
+            c.native32 = True  # type: ignore[attr-defined]
+            return c
+        return Coordinates(self.params, self.inputs, self.wrt, promote32=False)
+
+    @property
+    def native32(self) -> bool:
+        return bool(getattr(self.coords, "native32", False))
+
+    def F(self, coords: np.ndarray, c: Coordinates | None = None) -> float:
+        c = c or self.coords
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = self.f(*[to_dialect(v, self.dialect) for v in c.args(coords)])
+        return real_scalar(out)
+
+    def steps(self) -> tuple[float, float]:
+        return (3e-2, 1e-2) if self.native32 else (1e-3, 1e-5)
+
+    def check_promotion(self) -> None:
+        """An int or bool input differentiated: the program must mean the same on floats."""
+        ints = [i for i in self.wrt if self.params[i].dtype in ("int64", "bool", "pyint")]
+        if not ints:
+            return
+        try:
+            v = self.F(self.coords.x0)
+        except Exception as e:
+            raise Undefined(f"the program fails on float values of its int/bool input: "
+                            f"{type(e).__name__}") from None
+        if not np.isclose(v, self.value, rtol=1e-12, atol=1e-12):
+            raise Undefined("the program means something else on float values of its int input")
+
+    # --- finite differences -------------------------------------------------------------------
+    def _partial(self, x: np.ndarray, e: np.ndarray, h: float, five: bool) -> float:
+        if five:
+            return (-self.F(x + 2 * h * e) + 8 * self.F(x + h * e) - 8 * self.F(x - h * e)
+                    + self.F(x - 2 * h * e)) / (12 * h)
+        return (self.F(x + h * e) - self.F(x - h * e)) / (2 * h)
+
+    def _fd_gradient(self, x: np.ndarray, h: float, five: bool = True) -> np.ndarray:
+        g = np.zeros_like(x)
+        for k in range(x.size):
+            e = np.zeros_like(x)
+            e[k] = 1.0
+            g[k] = self._partial(x, e, h, five)
+        return g
+
+    def _agree(self, a: np.ndarray, b: np.ndarray, what: str, rtol: float) -> np.ndarray:
+        if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+            raise Unstable(f"{what}: non-finite differences")
+        scale = max(1.0, float(np.max(np.abs(a), initial=0.0)))
+        if scale > 1e6:
+            raise Unstable(f"{what}: huge derivative")
+        if not close(a, b, rtol, rtol * scale):
+            raise Unstable(f"{what}: the two step sizes disagree by "
+                           f"{float(np.max(np.abs(a - b))):.2e}")
+        return a
+
+    def gradient(self) -> np.ndarray:
+        """d value / d coordinates (five-point differences, checked at a second step)."""
+        if "gradient" not in self._cache:
+            try:
+                self.check_promotion()
+                h5, h2 = self.steps()
+                x = self.coords.x0
+                g5 = self._fd_gradient(x, h5)
+                g2 = self._fd_gradient(x, h2, five=not self.native32)
+                self._cache["gradient"] = self._agree(g5, g2, "gradient", self.fd_rtol)
+            except (Unstable, Undefined) as e:
+                self._cache["gradient"] = e
+        hit = self._cache["gradient"]
+        if isinstance(hit, Exception):
+            raise hit
+        return hit  # type: ignore[no-any-return]
+
+    def directional(self) -> float:
+        """The derivative along the tangents (jvp)."""
+        if "directional" not in self._cache:
+            try:
+                self.check_promotion()
+                h5, h2 = self.steps()
+                d = self.direction
+                a = self._partial(self.coords.x0, d, h5, True)
+                b = self._partial(self.coords.x0, d, h2, not self.native32)
+                self._cache["directional"] = float(self._agree(np.array([a]), np.array([b]),
+                                                               "jvp", self.fd_rtol)[0])
+            except (Unstable, Undefined) as e:
+                self._cache["directional"] = e
+        hit = self._cache["directional"]
+        if isinstance(hit, Exception):
+            raise hit
+        return hit  # type: ignore[no-any-return]
+
+    def hessian_vector(self) -> np.ndarray:
+        """H @ v in coordinates: differences of the (finite-difference) gradient along v."""
+        if "hvp" not in self._cache:
+            try:
+                if self.complex:
+                    raise Undefined("the Hessian of a complex input (conventions differ)")
+                self.gradient()              # raises when first derivatives are unstable
+                self.check_promotion()
+                h = 3e-2 if self.native32 else 1e-3
+                x, d = self.coords.x0, self.direction
+                g = lambda t: self._fd_gradient(x + t * d, h)      # noqa: E731
+                k = 3e-2 if self.native32 else 1e-3
+                five = (-g(2 * k) + 8 * g(k) - 8 * g(-k) + g(-2 * k)) / (12 * k)
+                k2 = k / 3
+                two = (g(k2) - g(-k2)) / (2 * k2)
+                self._cache["hvp"] = self._agree(five, two, "hvp", 1e-3 if not self.native32
+                                                 else 3e-2)
+            except (Unstable, Undefined) as e:
+                self._cache["hvp"] = e
+        hit = self._cache["hvp"]
+        if isinstance(hit, Exception):
+            raise hit
+        return hit  # type: ignore[no-any-return]
+
+    @property
+    def fd_rtol(self) -> float:
+        return 2e-3 if self.native32 else 1e-6
+
+    # --- the framework's own autodiff -----------------------------------------------------------
+    def autodiff(self, what: str) -> np.ndarray | float | None:
+        """``what`` (``grad``, ``jvp``, ``hvp``) by the program's own framework's autodiff, in
+        coordinates; None when it has none here (NumPy, a Python number, a conversion that
+        leaves the framework, an exception)."""
+        key = f"autodiff {what}"
+        if key not in self._cache:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    self._cache[key] = AUTODIFF[self.dialect](self, what)
+            except Exception:
+                self._cache[key] = None
+        return self._cache[key]  # type: ignore[no-any-return]
+
+    def frozen(self, values: list[Any]) -> Callable[..., Any]:
+        """f as a function of the differentiated parameters only (dialect values)."""
+        base = [to_dialect(v, self.dialect) for v in fresh(self.inputs)]
+
+        def g(*w: Any) -> Any:
+            args = list(base)
+            for i, value in zip(self.wrt, w):
+                args[i] = value
+            return self.f(*args)
+        return g
+
+
+def _float_params(ref: Reference) -> bool:
+    return all(ref.params[i].dtype in ("float64", "float32", "complex128") for i in ref.wrt)
+
+
+def _torch_autodiff(ref: Reference, what: str) -> Any:
+    import torch
+    if not _float_params(ref) or ref.native32:
+        return None
+    prim = [torch.as_tensor(np.asarray(ref.coords.args(ref.coords.x0)[i]))
+            for i in ref.wrt]
+    tangents = [torch.as_tensor(np.asarray(t, dtype=np.asarray(prim_i.numpy()).dtype))
+                for t, prim_i in zip(ref.tangents, prim)]
+    g = ref.frozen([])
+    if what == "jvp":
+        from torch.func import jvp
+        _, d = jvp(lambda *w: g(*w), tuple(prim), tuple(tangents))
+        return real_scalar(d)
+    leaves = [p.clone().requires_grad_(True) for p in prim]
+    out = g(*leaves)
+    if not isinstance(out, torch.Tensor) or not out.requires_grad:
+        return None
+    if what == "grad":
+        grads = torch.autograd.grad(out, leaves, allow_unused=True)
+        return ref.coords.join([np.zeros(p.shape) if d is None else d.detach().numpy()
+                                for d, p in zip(grads, leaves)])
+    grads = torch.autograd.grad(out, leaves, allow_unused=True, create_graph=True)
+    s = sum((d * t).sum() for d, t in zip(grads, tangents) if d is not None)
+    if not isinstance(s, torch.Tensor) or not s.requires_grad:
+        return ref.coords.join([np.zeros(p.shape) for p in leaves])
+    hv = torch.autograd.grad(s, leaves, allow_unused=True)
+    return ref.coords.join([np.zeros(p.shape) if d is None else d.detach().numpy()
+                            for d, p in zip(hv, leaves)])
+
+
+def _jax_autodiff(ref: Reference, what: str) -> Any:
+    import jax
+    import jax.numpy as jnp
+    if not _float_params(ref) or ref.native32:
+        return None
+    prim = [jnp.asarray(np.asarray(ref.coords.args(ref.coords.x0)[i])) for i in ref.wrt]
+    tangents = [jnp.asarray(t, dtype=p.dtype) for t, p in zip(ref.tangents, prim)]
+    g = ref.frozen([])
+    argnums = tuple(range(len(prim)))
+    if what == "jvp":
+        _, d = jax.jvp(lambda *w: g(*w), tuple(prim), tuple(tangents))
+        return real_scalar(d)
+    grad = jax.grad(lambda *w: g(*w), argnums=argnums)
+    if what == "grad":
+        grads = grad(*prim)
+        return ref.coords.join([np.asarray(d) for d in grads])
+    _, hv = jax.jvp(lambda *w: grad(*w), tuple(prim), tuple(tangents))
+    return ref.coords.join([np.asarray(d) for d in hv])
+
+
+def _tf_autodiff(ref: Reference, what: str) -> Any:
+    import tensorflow as tf
+    if not _float_params(ref) or ref.native32 or ref.complex:
+        return None
+    prim = [tf.constant(np.asarray(ref.coords.args(ref.coords.x0)[i])) for i in ref.wrt]
+    tangents = [tf.constant(np.asarray(t, dtype=p.dtype.as_numpy_dtype))
+                for t, p in zip(ref.tangents, prim)]
+    g = ref.frozen([])
+    if what == "jvp":
+        with tf.autodiff.ForwardAccumulator(prim, tangents) as acc:
+            out = g(*prim)
+        d = acc.jvp(out)
+        return None if d is None else real_scalar(d)
+    if what == "grad":
+        with tf.GradientTape() as tape:
+            for p in prim:
+                tape.watch(p)
+            out = g(*prim)
+        grads = tape.gradient(out, prim)
+        return ref.coords.join([np.zeros(p.shape) if d is None else d.numpy()
+                                for d, p in zip(grads, prim)])
+    with tf.GradientTape() as outer:
+        for p in prim:
+            outer.watch(p)
+        with tf.GradientTape() as inner:
+            for p in prim:
+                inner.watch(p)
+            out = g(*prim)
+        grads = inner.gradient(out, prim)
+        s = tf.add_n([tf.reduce_sum(d * t) for d, t in zip(grads, tangents) if d is not None]) \
+            if any(d is not None for d in grads) else None
+    if s is None:
+        return ref.coords.join([np.zeros(p.shape) for p in prim])
+    hv = outer.gradient(s, prim)
+    return ref.coords.join([np.zeros(p.shape) if d is None else d.numpy()
+                            for d, p in zip(hv, prim)])
+
+
+def _autograd_autodiff(ref: Reference, what: str) -> Any:
+    import autograd
+    if not _float_params(ref) or ref.native32 or ref.complex:
+        return None
+    prim = [np.asarray(ref.coords.args(ref.coords.x0)[i], dtype=np.float64) for i in ref.wrt]
+    g = ref.frozen([])
+    argnums = list(range(len(prim)))
+    if what == "jvp":
+        from autograd import make_jvp
+        if len(prim) != 1:
+            return None
+        _, d = make_jvp(lambda w: g(w))(prim[0])(ref.tangents[0])
+        return real_scalar(d)
+    grad = autograd.grad(lambda *w: g(*w), argnums) if len(prim) > 1 else \
+        autograd.grad(lambda w: g(w))
+    if what == "grad":
+        grads = grad(*prim)
+        grads = grads if len(prim) > 1 else [grads]
+        return ref.coords.join([np.asarray(d) for d in grads])
+    if len(prim) != 1:
+        return None
+    hv = autograd.grad(lambda w: np.sum(autograd.grad(lambda u: g(u))(w) * ref.tangents[0]))
+    return ref.coords.join([np.asarray(hv(prim[0]))])
+
+
+AUTODIFF: dict[str, Callable[[Reference, str], Any]] = {
+    "numpy": lambda ref, what: None,
+    "autograd": _autograd_autodiff,
+    "torch": _torch_autodiff,
+    "jax": _jax_autodiff,
+    "tensorflow": _tf_autodiff,
+}
+
+
+def backends_for(program: PeopleProgram, installed: list[str]) -> list[str]:
+    """NumPy-written programs run on every backend (gradlab's promise); a program written in a
+    framework runs on that framework."""
+    if program.dialect in ("numpy", "autograd"):
+        return list(installed)
+    return [FRAMEWORK_OF[program.dialect]] if FRAMEWORK_OF[program.dialect] in installed else []

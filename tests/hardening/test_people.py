@@ -1,0 +1,84 @@
+"""Programs of the kind people write (``people/builder.py``), through grad, jvp and hvp on every
+backend, judged by the oracle ``people/oracle.py``: right, or refused with a gradlab error.
+
+A refusal passes; a wrong value or derivative, or any other exception, fails. The CI run is
+derandomized (300 programs, split across the dialects by their weights) and stops at the first
+failure, which hypothesis shrinks. ``--fuzz`` checks 10,000 from a random seed and lists every
+failure at the end (``--fuzz-shrink`` to stop and shrink instead; ``--fuzz-out`` writes them
+as JSON lines for ``python -m tests.hardening.people.report``).
+
+Open bug classes are steered around by ``people/switches.py`` (each with a strict-xfail
+reproduction in ``test_known_bugs.py``); ``--people-all`` turns every switch on and counts the
+failures without raising, to measure what is still open.
+"""
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, Phase, assume, given, seed, settings
+
+from tests.hardening.differential import frameworks
+from tests.hardening.people.builder import DIALECT_WEIGHTS, people_programs
+from tests.hardening.people.inputs import setup
+from tests.hardening.people.oracle import Checker, Verdict
+from tests.hardening.people.program import PeopleProgram
+from tests.hardening.stats import PEOPLE_STATS
+
+
+class PeopleFailure(AssertionError):
+    """gradlab gave a wrong answer, or crashed, on a program people might write."""
+
+
+def describe(verdict: Verdict) -> str:
+    program = verdict.program
+    lines = [f"{len(verdict.failures)} failing checks on {program!r}"]
+    for c in verdict.failures:
+        lines.append(f"  {c.mode}/{c.backend}: {c.status} ({c.kind}) {c.detail[:400]}")
+    return "\n".join(lines)
+
+
+#: hypothesis draws some programs twice (they are checked once): draw this many more to check
+#: about the number asked for.
+REPEATS = 1.3
+
+
+def _count(dialect: str, total: int) -> int:
+    weight = DIALECT_WEIGHTS[dialect] / sum(DIALECT_WEIGHTS.values())
+    return max(1, round(total * weight * REPEATS))
+
+
+@pytest.mark.parametrize("dialect", list(DIALECT_WEIGHTS))
+def test_people_programs(dialect: str, hardening_options) -> None:
+    installed = frameworks()
+    for fw in installed:
+        setup(fw)
+    checker = Checker(installed)
+    PEOPLE_STATS.out = hardening_options.out
+    count = _count(dialect, hardening_options.programs)
+
+    @settings(max_examples=count, deadline=None, database=None,
+              derandomize=hardening_options.seed is None, print_blob=hardening_options.fuzz,
+              phases=[Phase.explicit, Phase.generate, Phase.shrink]
+              if hardening_options.shrink else [Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(people_programs(dialect))
+    def check(program: PeopleProgram) -> None:
+        if program.digest in PEOPLE_STATS.seen:
+            PEOPLE_STATS.repeated += 1
+            return
+        PEOPLE_STATS.seen.add(program.digest)
+        verdict = checker.run(program)
+        PEOPLE_STATS.record(verdict)
+        if verdict.invalid:
+            assume(False)
+        if verdict.failures and hardening_options.shrink:
+            PEOPLE_STATS.seen.discard(program.digest)   # shrinking replays it
+            raise PeopleFailure(describe(verdict))
+
+    if hardening_options.seed is not None:
+        check = seed(hardening_options.seed + list(DIALECT_WEIGHTS).index(dialect))(check)
+    before = len(PEOPLE_STATS.failing)
+    check()
+    failing = PEOPLE_STATS.failing[before:]
+    if failing and not hardening_options.people_all:
+        pytest.fail(f"{len(failing)} {dialect} programs with wrong or crashing checks:\n" +
+                    "\n".join(describe(v) for v in failing[:5]), pytrace=False)
