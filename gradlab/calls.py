@@ -94,17 +94,19 @@ def generated_line(df: Any, error: BaseException) -> str:
     return where
 
 
-def refuse_without_gradient(df: Any, args: tuple[Any, ...]) -> None:
+def refuse_without_gradient(df: Any, args: tuple[Any, ...], dicts: bool = True) -> None:
     """Integer and bool arrays have no gradient of their own dtype (it would be cut to whole
     numbers): refused, as JAX does, with the cast to write. A Python int is promoted: its
-    gradient is a float. A dict is refused too: its gradient would be built as an array's."""
+    gradient is a float. A dict is refused too where a gradient is built (its gradient would
+    be built as an array's); ``dicts=False`` lets it through for a jvp, whose tangent the
+    caller passes as a dict of the same keys."""
     index = {n: i for i, n in enumerate(df.params)}
     for w in df.wrt:
         i = index.get(w)
         if i is None or i >= len(args):
             continue
         x = args[i]
-        if isinstance(x, dict):
+        if isinstance(x, dict) and dicts:
             raise GradlabError(
                 f"{w} is a dict: gradlab takes gradients with respect to arrays, numbers, and "
                 f"lists or tuples of them. Pass the dict's values as arguments of their own (or "
