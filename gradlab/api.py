@@ -376,8 +376,11 @@ def conform_gradients(grads: Any, args: tuple[Any, ...], df: GeneratedFunction, 
     def fix(g: Any, x: Any) -> Any:
         if type(g) is type(x) and getattr(g, "dtype", None) == getattr(x, "dtype", None):
             return g
-        if isinstance(x, (float, int)) and not isinstance(x, bool) and fw == PYTHON:
-            return float(g)   # a Python int is promoted: its gradient is a float
+        if isinstance(x, (float, int)) and not isinstance(x, bool) and (
+                fw == PYTHON or getattr(g, "shape", ()) == ()):
+            # a Python number's gradient is a Python float, whatever framework the other
+            # inputs brought (a Python int is promoted)
+            return float(g)
         if not hasattr(x, "dtype"):
             return g
         refuse_without_gradient(df, args)     # (a gradient would be cut to an integer dtype)

@@ -97,9 +97,8 @@ def generated_line(df: Any, error: BaseException) -> str:
 def refuse_without_gradient(df: Any, args: tuple[Any, ...], dicts: bool = True) -> None:
     """Integer and bool arrays have no gradient of their own dtype (it would be cut to whole
     numbers): refused, as JAX does, with the cast to write. A Python int is promoted: its
-    gradient is a float. A dict is refused too where a gradient is built (its gradient would
-    be built as an array's); ``dicts=False`` lets it through for a jvp, whose tangent the
-    caller passes as a dict of the same keys."""
+    gradient is a float. A dict is refused too (unless ``dicts`` is False: jvp carries a dict
+    of tangents): its gradient would be built as an array's."""
     index = {n: i for i, n in enumerate(df.params)}
     for w in df.wrt:
         i = index.get(w)

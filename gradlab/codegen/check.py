@@ -178,6 +178,9 @@ def _no_rule_message(label: object, origin: ir.Origin | None, target: object = N
         except (TypeError, ValueError):
             pass
     first = args.split(", ")[0] if args != "<its arguments>" else "<argument>"
+    if str(label).endswith(" of an iterable"):     # builtin max(values): no function to name
+        return (f"gradlab has no derivative rule for {label}{where}: write the items out "
+                f"(max(a, b, c)), or use the framework's reduction of an array (np.max(x))")
     return (f"gradlab has no derivative rule for {label}{where}. Add one with\n"
             f"    @gradlab.adjoint({label})\n"
             f"    def {str(label).split('.')[-1]}_adjoint(result, {args}):\n"

@@ -33,9 +33,10 @@ def optimize(fn: gast.FunctionDef, keep: set[str], user_names: set[str],
         scalars_first(fn.body, shapes)
     while True:
         names = _Names(fn)
-        changed = _drop_where(names, lambda b, i: _propagate_copy(b[i], names, user_names))
-        changed |= _drop_where(names, lambda b, i: _propagate_local_copy(b, i, names,
-                                                                         user_names))
+        # the names in ``keep`` (the value the caller reads back) are never renamed away
+        fixed = user_names | keep
+        changed = _drop_where(names, lambda b, i: _propagate_copy(b[i], names, fixed))
+        changed |= _drop_where(names, lambda b, i: _propagate_local_copy(b, i, names, fixed))
         changed |= _drop_where(names, lambda b, i: _fold_local_negation(b, i, names,
                                                                         user_names))
         changed |= _drop_where(names, lambda b, i: _is_dead(b[i], names, keep))

@@ -125,6 +125,13 @@ class Resolver:
         (builtin ``max(a, b)``) or, with more arguments, a chain of it (``max(a, b, c)`` is
         ``max(max(a, b), c)``); with fewer (an iterable), gradlab has no rule for it."""
         if meaning.arity is not None and (len(node.args) != meaning.arity or node.keywords):
+            items = node.args[0] if len(node.args) == 1 else None
+            if isinstance(items, (gast.List, gast.Tuple)) and len(items.elts) >= meaning.arity \
+                    and not node.keywords and not any(
+                        isinstance(e, gast.Starred) for e in items.elts):
+                # min([a, b, c]) is min(a, b, c): the items are written out
+                spread = gast.Call(func=node.func, args=list(items.elts), keywords=[])
+                return self._spelled(meaning, spread, label)
             if len(node.args) > meaning.arity and not node.keywords:
                 inner = gast.Call(func=node.func, args=node.args[:meaning.arity], keywords=[])
                 chained = gast.Call(func=node.func, args=[inner] + node.args[meaning.arity:],
@@ -148,7 +155,8 @@ class Resolver:
         if meaning is None:
             return Resolution("unknown", label=label)
         args = list(node.args)
-        if meaning.varargs and len(args) > 1:
+        if meaning.varargs and (len(args) > 1 or len(args) == 1 and _is_int_literal(args[0])):
+            # x.transpose(1, 0) and x.transpose(0) pass the axes one by one
             args = [gast.Tuple(elts=args, ctx=gast.Load())]
         call = gast.Call(func=node.func, args=[receiver] + args, keywords=node.keywords)
         return self._bind(meaning, call, label)
@@ -310,3 +318,10 @@ def bindings(op: Any) -> dict[str, Any]:
     out.update(zip(required, op.args))
     out.update(op.kwargs)
     return out
+
+
+def _is_int_literal(node: gast.expr) -> bool:
+    """``0`` or ``-1``: an axis given on its own, not a tuple or a name holding one."""
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+        node = node.operand
+    return isinstance(node, gast.Constant) and type(node.value) is int

@@ -114,12 +114,22 @@ def test_remainders_and_maxima(f) -> None:
 
 
 def max_of_a_list(x):
-    return max([np.sum(x), np.sum(x * x)])
+    return max([np.sum(x), np.sum(x * x)]) + min((x[0], x[2], x[1]))
+
+
+def test_max_of_items_written_out_is_a_chain() -> None:
+    """max([a, b]) and min((a, b, c)) name their items: they are max(a, b), min(a, b, c)."""
+    check(max_of_a_list, 3.0 * V)
+
+
+def max_of_a_variable(x):
+    values = [np.sum(x), np.sum(x * x)]
+    return max(values)
 
 
 def test_max_of_an_iterable_is_refused() -> None:
-    with pytest.raises(gradlab.GradlabError, match="max of an iterable"):
-        gradlab.grad(max_of_a_list)
+    with pytest.raises(gradlab.GradlabError, match="max of an iterable.*write the items out"):
+        gradlab.grad(max_of_a_variable)
 
 
 # --- norms and products -------------------------------------------------------------------------

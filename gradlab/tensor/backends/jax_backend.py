@@ -60,7 +60,13 @@ def logsumexp(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
 reshape, transpose, swapaxes, moveaxis = jnp.reshape, jnp.transpose, jnp.swapaxes, jnp.moveaxis
 expand_dims, squeeze, concatenate, stack = jnp.expand_dims, jnp.squeeze, jnp.concatenate, jnp.stack
 split, broadcast_to, tile, flip = jnp.split, jnp.broadcast_to, jnp.tile, jnp.flip
-take, take_along_axis, sort, argsort = jnp.take, jnp.take_along_axis, jnp.sort, jnp.argsort
+take, take_along_axis, sort = jnp.take, jnp.take_along_axis, jnp.sort
+
+
+def argsort(x: Any, axis: int = -1) -> Any:
+    x = jnp.asarray(x)
+    # NumPy sorts a number as a one-element vector: [0]
+    return jnp.argsort(x.reshape(1) if x.ndim == 0 else x, axis=axis, stable=True)
 meshgrid = jnp.meshgrid
 softmax, log_softmax = jax.nn.softmax, jax.nn.log_softmax
 

@@ -98,8 +98,22 @@ def outer(x: Any, y: Any) -> Any:
 
 # --- reductions: tf.reduce_* already take (x, axis, keepdims) ------------------------------
 sum, mean, prod = tf.reduce_sum, tf.reduce_mean, tf.reduce_prod
-max, min, all, any = tf.reduce_max, tf.reduce_min, tf.reduce_all, tf.reduce_any
+max, min = tf.reduce_max, tf.reduce_min
 logsumexp = tf.reduce_logsumexp
+
+
+def all(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
+    return tf.reduce_all(_truth(x), axis=axis, keepdims=keepdims)
+
+
+def any(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
+    return tf.reduce_any(_truth(x), axis=axis, keepdims=keepdims)
+
+
+def _truth(x: Any) -> Any:
+    """Numbers as NumPy reads them in all/any (nonzero is true): TensorFlow takes bools only."""
+    x = _t(x)
+    return x if x.dtype == tf.bool else tf.not_equal(x, tf.zeros((), x.dtype))
 
 
 def var(x: Any, axis: Any = None, *, keepdims: bool = False, ddof: int = 0) -> Any:
@@ -364,6 +378,9 @@ def sort(x: Any, axis: int = -1) -> Any:
 
 
 def argsort(x: Any, axis: int = -1) -> Any:
+    x = _t(x)
+    if x.shape.rank == 0:       # NumPy sorts a number as a one-element vector: [0]
+        x = tf.reshape(x, [1])
     return tf.cast(tf.argsort(x, axis=axis, stable=True), tf.int64)  # int32 otherwise
 
 

@@ -380,7 +380,9 @@ def sort(x: Any, axis: int = -1) -> Any:
 
 
 def argsort(x: Any, axis: int = -1) -> Any:
-    return torch.argsort(x, dim=axis, stable=True)
+    x = _as_tensor(x, None)
+    # NumPy sorts a number as a one-element vector: [0]
+    return torch.argsort(x.reshape(1) if x.dim() == 0 else x, dim=axis, stable=True)
 
 
 def topk(x: Any, k: int, sorted: bool = True) -> tuple[Any, Any]:

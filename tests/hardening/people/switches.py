@@ -24,7 +24,7 @@ ALL_ON = False     # set by --people-all: generate and judge everything, whateve
 TUPLE_AND_ARRAY_OUTPUTS = True
 #: value-is-the-function (test_value_and_grad_of_float_return): value_and_grad of
 #: ``return float(...)`` (or ``return v.item()``) gives the function object as the value.
-RETURN_FLOAT = False
+RETURN_FLOAT = True
 #: int-bool-input-gradient-truncated (test_gradient_wrt_int_input): the gradient w.r.t. an int or
 #: bool input is truncated to its dtype. While False, only float inputs are differentiated.
 DIFFERENTIATE_INT_AND_BOOL = True
@@ -33,7 +33,7 @@ DIFFERENTIATE_INT_AND_BOOL = True
 COMPLEX_INPUTS = False
 #: builtin-max-min-constant (test_builtin_max_of_three, test_builtin_min_of_a_list): builtin
 #: max/min of 3 arguments, a list, a tuple or one array is a constant.
-BUILTIN_MAX_MIN_OF_MANY = False
+BUILTIN_MAX_MIN_OF_MANY = True
 #: builtin-sum-of-array (test_builtin_sum_of_matrix): builtin sum() of an array crashes.
 BUILTIN_SUM_OF_ARRAYS = True
 #: bool-values-on-backends (test_bool_times_float_on_backends): bool values from comparisons,
@@ -105,7 +105,7 @@ NORM_ORDS = False
 #: transpose-of-scalar-or-vector (test_transpose_of_a_number_on_torch,
 #: test_transpose_method_with_one_axis): x.T of a 0-d value crashes on PyTorch; x.transpose(0)
 #: of a vector crashes everywhere. While False, only matrices and up are transposed.
-TRANSPOSE_OF_SCALARS = False
+TRANSPOSE_OF_SCALARS = True
 #: scipy-softmax-over-all-entries (test_scipy_softmax_of_matrix): scipy.special.softmax(M)
 #: without an axis normalises over all entries; gradlab normalises each row: a wrong value.
 SCIPY_SOFTMAX_OVER_ALL = True
