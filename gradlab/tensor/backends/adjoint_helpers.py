@@ -27,6 +27,15 @@ NUMPY_SCALARS_ARE_CONSTANTS: bool
 def broadcast_like(g: Any, x: Any) -> Any:
     if type(x) is float or type(x) is int or isinstance(x, _numpy.generic):
         return g   # the value is a number (NumPy kept as written on constants): so is g
+    if isinstance(x, (list, tuple)):
+        # the gradient of a container holds one entry per item, each spread to its item
+        if isinstance(g, (list, tuple)):
+            items = list(g)
+        elif not isinstance(g, (int, float)) and gl.ndim(g) > 0 and gl.shape(g)[0] == len(x):
+            items = [g[i] for i in range(len(x))]      # the items stacked into one array
+        else:
+            items = [g] * len(x)
+        return [broadcast_like(gi, xi) for gi, xi in zip(items, x)]
     if isinstance(g, (int, float)):
         return gl.full_like(x, g)
     if gl.dtype(g) != gl.dtype(x):

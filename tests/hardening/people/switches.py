@@ -146,7 +146,7 @@ OFF_TABLE_CALLS_ON_OTHER_BACKENDS = False
 HVP_SHAPE_FUNCTIONS_ON_TORCH = True
 #: hvp-of-containers (test_hvp_with_a_tuple): hvp of a program that holds a tuple, list or dict
 #: of values crashes. While False, hvp is not judged on such programs.
-HVP_OF_CONTAINERS = False
+HVP_OF_CONTAINERS = True
 #: python-float-into-torch-tf (test_outer_of_python_float): a Python float reaching a
 #: primitive crashes on PyTorch (or goes float32 on TensorFlow). While False, NumPy programs
 #: that make Python floats are judged on NumPy and JAX only.
