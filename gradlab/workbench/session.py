@@ -147,7 +147,7 @@ class GradSession:
                                    f"{', '.join(frameworks())} or all")
             if framework not in installed_frameworks():
                 raise GradlabError(f"{framework} is not installed here")
-            target_device = _device_for(framework, device)
+            target_device = device_for(framework, device)
             inputs = tuple(_to(a, framework, target_device) for a in self.args)  # type: ignore[union-attr]
             value_grads = _value_and_gradients(self.active)
             original = _before_first_run(self.active, inputs)
@@ -187,7 +187,7 @@ class GradSession:
         (the automatic search after a run stops after :data:`NAN_HUNT_STEPS` steps)."""
         if self.args is None:
             return "no inputs: give them with --run \"ARGS\" or session.args = (...)"
-        inputs = tuple(_to(a, framework, _device_for(framework, device)) for a in self.args)
+        inputs = tuple(_to(a, framework, device_for(framework, device)) for a in self.args)
         return self._hunt_nan(inputs, None)
 
     def _changed(self) -> None:
@@ -267,7 +267,9 @@ def _value_and_gradients(df: Any) -> Callable[..., Any]:
     return call
 
 
-def _device_for(framework: str, device: str) -> Any:
+def device_for(framework: str, device: str) -> Any:
+    """The framework's own name for the device asked for (``"cuda"``, ``"gpu"``, ``"cuda:1"``;
+    None for the CPU), or a GradlabError naming the devices there are."""
     if device in ("", "cpu", None):
         return None
     wanted = "gpu" if device in ("cuda", "gpu") else device
