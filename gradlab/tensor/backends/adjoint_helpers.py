@@ -149,6 +149,8 @@ def prod_others(x: Any, axis: Any = None) -> Any:
     """For each entry, the product of the other entries along ``axis`` (all of them for None),
     shaped like ``x``: ``prod(x) / x`` without dividing by a zero entry. The one zero of a
     slice gets the product of the rest; with two zeros, every entry gets 0."""
+    if isinstance(x, (int, float)):
+        return 1.0        # a number is its own product: no other entry
     zero = gl.equal(x, 0)
     nonzero = gl.where(zero, gl.ones_like(x), x)
     rest = gl.prod(nonzero, axis=axis, keepdims=True)
@@ -161,6 +163,8 @@ def prod_others(x: Any, axis: Any = None) -> Any:
 def prod_others_jvp(x: Any, x_dot: Any, axis: Any = None) -> Any:
     """The directional derivative of :func:`prod_others` (forward mode over the gradient of
     ``prod``), exact at zero entries: each case of how many zeros a slice holds."""
+    if isinstance(x, (int, float)):
+        return 0.0        # the constant 1 of a number
     zero = gl.equal(x, 0)
     nonzero = gl.where(zero, gl.ones_like(x), x)
     rest = gl.prod(nonzero, axis=axis, keepdims=True)
