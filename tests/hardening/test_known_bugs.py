@@ -1040,7 +1040,7 @@ def torch_code_on_a_number(x):
 
 
 @pytest.mark.parametrize("framework", only(
-    "torch", bug=(
+    "torch", fixed=True, bug=(
         "torch code called with a Python float runs on the NumPy backend: TypeError: Cannot "
         "interpret 'torch.float64' as a data type")))
 def test_torch_code_called_with_a_python_float(framework: str) -> None:

@@ -28,7 +28,11 @@ def native_dtype(dtype: Any) -> Any:
             import ml_dtypes
             return ml_dtypes.bfloat16
         return np.dtype(dtype.name)
-    return np.dtype(dtype)
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        # torch.float64 or tf.float64: torch or TF code called with Python numbers runs here
+        return native_dtype(_dtypes.neutral(dtype))
 
 
 # --- elementwise: NumPy's ufuncs ------------------------------------------------------------

@@ -93,6 +93,10 @@ def dot(x: Any, y: Any) -> Any:
 
 
 def outer(x: Any, y: Any) -> Any:
+    if isinstance(x, (int, float)):       # a Python number: the other's dtype (not float32)
+        x = tf.constant(x, _t(y).dtype)
+    if isinstance(y, (int, float)):
+        y = tf.constant(y, _t(x).dtype)
     return tf.reshape(x, (-1, 1)) * tf.reshape(y, (1, -1))
 
 

@@ -103,6 +103,7 @@ def dot(x: Any, y: Any) -> Any:
 
 
 def outer(x: Any, y: Any) -> Any:
+    x, y = _as_tensor(x, y), _as_tensor(y, x)      # a Python number: the other's dtype
     if x.dim() == 1 and y.dim() == 1:
         return torch.outer(x, y)
     return torch.outer(x.reshape(-1), y.reshape(-1))

@@ -91,7 +91,7 @@ CHAINED_OFF_TABLE_CALLS = True
 #: framework-code-on-python-numbers (test_torch_code_called_with_a_python_float): a function
 #: written with torch (or TF, JAX) and called with Python numbers only runs on gradlab's NumPy
 #: backend, which chokes on torch.float64. While False, such programs take an array too.
-FRAMEWORK_CODE_ON_NUMBERS = False
+FRAMEWORK_CODE_ON_NUMBERS = True
 
 #: torch-max-min-with-dim (test_torch_max_with_dim): ``torch.max(x, 1)`` (values and indices)
 #: is read as the plain reduction: ``[0]`` gives a wrong value, ``.values`` crashes.
