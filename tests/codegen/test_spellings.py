@@ -109,6 +109,7 @@ SAMPLES.update({
     "split": [((X, 2), {"axis": 1})],
     "broadcast_to": [((V, (3, 4)), {})],
     "tile": [((V, (2, 1)), {})],
+    "repeat": [((V, 2), {}), ((X, 3), {"axis": 1})],
     "flip": [((X,), {"axis": 1})],
     "inv": [((Arr((3, 3), "well"),), {})],
     "det": [((Arr((3, 3), "well"),), {})],

@@ -1275,7 +1275,7 @@ def repeated_second(x):
 
 
 @pytest.mark.parametrize("framework", on(
-    "all", bug=(
+    bug=(
         "x.repeat(3) of a NumPy array (each element three times) is read as tile: "
         "x.repeat(3)[1] is x[1], not x[0]")))
 def test_numpy_repeat_method(framework: str) -> None:
@@ -1362,3 +1362,41 @@ def test_scipy_softmax_of_matrix(framework: str) -> None:
     require(framework)
     value, _ = gradlab.value_and_grad(scipy_softmax_of_matrix)(to_framework(M23, framework))
     assert float(to_numpy(value)) == pytest.approx(np.exp(M23[0, 0]) / np.exp(M23).sum())
+
+
+# --- sum-of-list-broadcast (found by the people fuzzer, seed 606) -----------------------------------
+def sum_of_split_pieces(x):
+    return np.mean(sum(np.split(x, [1])))
+
+
+@pytest.mark.parametrize("framework", on(
+    bug=(
+        "sum(np.split(x, [1])) adds a (1,) piece to a (2,) one by broadcasting; its adjoint gave "
+        "each piece the whole (2,) gradient: a gradient of shape (4,) for a (3,) input (silently "
+        "wrong)")))
+def test_sum_of_pieces_of_different_shapes(framework: str) -> None:
+    require(framework)
+    g = gradlab.grad(sum_of_split_pieces)(to_framework(V3, framework))
+    np.testing.assert_allclose(to_numpy(g), [1.0, 0.5, 0.5])
+    hv = gradlab.hvp(square_of_pieces)(to_framework(V3, framework),
+                                       to_framework(np.ones(3), framework))
+    np.testing.assert_allclose(to_numpy(hv), [8.0, 4.0, 4.0])
+
+
+def square_of_pieces(x):
+    return np.sum(sum(np.split(x, [1])) ** 2)
+
+
+# --- index-past-the-end-on-jax (found by the people fuzzer, seed 606) -------------------------------
+def index_past_the_end(x):
+    return np.sum(x[np.array([0, 7])] ** 2)
+
+
+@pytest.mark.parametrize("framework", only("jax", fixed=True, bug=(
+    "x[[0, 7]] of 4 entries on JAX reads x[3] for the 7 (JAX clamps), but the gradient of that "
+    "entry was dropped: a zero where 2 * x[3] belongs (silently wrong)")))
+def test_index_past_the_end_on_jax(framework: str) -> None:
+    require(framework)
+    x = to_framework(X4, framework)
+    g = gradlab.grad(index_past_the_end)(x)
+    np.testing.assert_allclose(to_numpy(g), [2 * X4[0], 0.0, 0.0, 2 * X4[3]])

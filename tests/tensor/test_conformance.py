@@ -466,6 +466,9 @@ case("unbroadcast", Lazy(lambda dt: A(np.full((), 2.0, dt))),
 for _x, _reps in ((F(3), 2), (F(2, 3), (2, 1)), (F(2, 3), (2, 1, 1)), (_X234, (1, 2)),
                   (F(2, 3), 3)):
     case("tile", _x, _reps, traced=_reps == (2, 1, 1))
+for _x, _repeats, _axis in ((F(3), 2, None), (F(2, 3), 3, None), (F(2, 3), 2, 1),
+                            (_X234, 2, -1), (F(), 3, None)):
+    case("repeat", _x, _repeats, _axis, traced=_axis == 1)
 for _axis in (None, 0, -1, (0, 2)):
     case("flip", _X234, _axis, traced=_axis == (0, 2))
 case("flip", _X234, id="defaults")

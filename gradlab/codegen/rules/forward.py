@@ -376,6 +376,11 @@ def tile(y, x, reps):
     y_dot = gl.tile(x_dot, reps)
 
 
+@tangent("repeat")
+def repeat(y, x, repeats, axis=None):
+    y_dot = gl.repeat(x_dot, repeats, axis)
+
+
 @tangent("flip")
 def flip(y, x, axis=None):
     y_dot = gl.flip(x_dot, axis)
@@ -426,6 +431,11 @@ def split(ys, x, indices_or_sections, axis=0):
 @tangent("sum_list")
 def sum_list(y, xs):
     y_dot = sum(xs_dot)
+
+
+@tangent("unbroadcast_each")
+def unbroadcast_each(y, g, xs):
+    y_dot = gl.unbroadcast_each(g_dot, xs)
 
 
 @tangent("astype")
@@ -498,6 +508,11 @@ def matmul_grad_y(r, dz, x, y):
 @tangent("untile")
 def untile(y, g, x, reps):
     y_dot = gl.untile(g_dot, x, reps)
+
+
+@tangent("unrepeat")
+def unrepeat(y, g, x, repeats, axis=None):
+    y_dot = gl.unrepeat(g_dot, x, repeats, axis)
 
 
 @tangent("unconcatenate")

@@ -427,6 +427,11 @@ def tile(y, x, reps):
     dx = gl.untile(dy, x, reps)
 
 
+@adjoint("repeat")
+def repeat(y, x, repeats, axis=None):
+    dx = gl.unrepeat(dy, x, repeats, axis)
+
+
 @adjoint("flip")
 def flip(y, x, axis=None):
     dx = gl.flip(dy, axis)
@@ -478,7 +483,7 @@ def split(ys, x, indices_or_sections, axis=0):
 
 @adjoint("sum_list")
 def sum_list(y, xs):
-    dxs = [dy] * len(xs)
+    dxs = gl.unbroadcast_each(dy, xs)
 
 
 @adjoint("astype")

@@ -18,6 +18,8 @@ from typing import Any, Callable
 
 import numpy as _numpy
 
+from ...errors import GradlabError
+
 #: The namespace a template is bound to, and whether NumPy's scalars are constants there (both
 #: set in each bound copy, never here).
 gl: Any
@@ -107,6 +109,32 @@ def untile(g: Any, x: Any, reps: Any) -> Any:
     return gl.reshape(summed, xs)
 
 
+def unrepeat(g: Any, x: Any, repeats: Any, axis: Any = None) -> Any:
+    """The adjoint of NumPy's ``repeat``: each entry's copies, which stand side by side, added
+    up (of the flattened ``x`` when ``axis`` is None)."""
+    if not isinstance(repeats, (int, _numpy.integer)):
+        raise GradlabError(
+            "gradlab differentiates repeat with one count for every entry (an int); for a "
+            "count per entry, index the array instead: x[np.repeat(np.arange(len(x)), counts)]")
+    repeats = int(repeats)
+    xs = tuple(gl.shape(x))
+    if axis is None:
+        size = 1
+        for d in xs:
+            size *= d
+        return gl.reshape(gl.sum(gl.reshape(g, (size, repeats)), axis=1), xs)
+    axis = axis % len(xs)
+    split = xs[:axis] + (xs[axis], repeats) + xs[axis + 1:]
+    return gl.sum(gl.reshape(g, split), axis=axis + 1)
+
+
+def unbroadcast_each(g: Any, xs: Any) -> list[Any]:
+    """The adjoint of the builtin ``sum`` of a list: ``g`` summed back to each item's shape
+    (``sum([a, b])`` broadcasts a (1,) item against a (3,) one)."""
+    return [gl.unbroadcast(g, x) if hasattr(x, "shape") or hasattr(g, "shape") else g
+            for x in xs]
+
+
 def unconcatenate(g: Any, xs: Any, axis: int = 0) -> list[Any]:
     """The adjoint of ``concatenate``: ``g`` cut back into pieces shaped like ``xs``."""
     bounds, total = [], 0
@@ -184,7 +212,8 @@ def prod_others_jvp(x: Any, x_dot: Any, axis: Any = None) -> Any:
 #: helper name -> template, used where a backend has no version of its own
 HELPERS: dict[str, Callable[..., Any]] = dict(
     broadcast_like=broadcast_like, matmul_grad_x=matmul_grad_x, matmul_grad_y=matmul_grad_y,
-    inverse_axes=inverse_axes, untile=untile, unconcatenate=unconcatenate,
+    inverse_axes=inverse_axes, untile=untile, unrepeat=unrepeat, unconcatenate=unconcatenate,
+    unbroadcast_each=unbroadcast_each,
     zeros_like_list=zeros_like_list, add_lists=add_lists, prod_others=prod_others,
     prod_others_jvp=prod_others_jvp)
 
@@ -201,6 +230,8 @@ SIGNATURES = {
     "prod_others": "(x, axis=None)",
     "prod_others_jvp": "(x, x_dot, axis=None)",
     "untile": "(g, x, reps)",
+    "unrepeat": "(g, x, repeats, axis=None)",
+    "unbroadcast_each": "(g, xs)",
     "unconcatenate": "(g, xs, axis=0)",
     "zeros_like_list": "(xs)",
     "add_lists": "(a, b)",

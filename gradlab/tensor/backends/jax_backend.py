@@ -60,6 +60,10 @@ def logsumexp(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
 reshape, transpose, swapaxes, moveaxis = jnp.reshape, jnp.transpose, jnp.swapaxes, jnp.moveaxis
 expand_dims, squeeze, concatenate, stack = jnp.expand_dims, jnp.squeeze, jnp.concatenate, jnp.stack
 split, broadcast_to, tile, flip = jnp.split, jnp.broadcast_to, jnp.tile, jnp.flip
+
+
+def repeat(x: Any, repeats: Any, axis: Any = None) -> Any:
+    return jnp.repeat(x, repeats, axis)
 take, take_along_axis, sort = jnp.take, jnp.take_along_axis, jnp.sort
 
 
@@ -100,7 +104,9 @@ def index_update(x: Any, index: Any, values: Any) -> Any:
 
 
 def index_add(x: Any, index: Any, values: Any) -> Any:
-    return jnp.asarray(x).at[_index(index)].add(values)
+    # JAX reads an index past the end as the last entry (x[5] of 4 entries is x[3]): the
+    # gradient goes back there too, where .add's default would drop it
+    return jnp.asarray(x).at[_index(index)].add(values, mode="clip")
 
 
 def topk(x: Any, k: int, sorted: bool = True) -> tuple[Any, Any]:

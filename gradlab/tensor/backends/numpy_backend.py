@@ -165,6 +165,10 @@ def argmin(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
 reshape, transpose, swapaxes, moveaxis = np.reshape, np.transpose, np.swapaxes, np.moveaxis
 expand_dims, squeeze, concatenate, stack = np.expand_dims, np.squeeze, np.concatenate, np.stack
 split, broadcast_to, tile, flip = np.split, np.broadcast_to, np.tile, np.flip
+
+
+def repeat(x: Any, repeats: Any, axis: Any = None) -> Any:
+    return np.repeat(x, repeats, axis)
 take, take_along_axis, sort, meshgrid = np.take, np.take_along_axis, np.sort, np.meshgrid
 getitem = operator.getitem
 

@@ -226,6 +226,10 @@ def split(x: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
 broadcast_to = tf.broadcast_to
 
 
+def repeat(x: Any, repeats: Any, axis: Any = None) -> Any:
+    return tf.repeat(x, repeats, axis=axis)
+
+
 def tile(x: Any, reps: Any) -> Any:
     x = _t(x)
     reps = (reps,) if isinstance(reps, int) else tuple(reps)

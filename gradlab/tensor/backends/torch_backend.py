@@ -217,6 +217,10 @@ def transpose(x: Any, axes: Any = None) -> Any:
 swapaxes, moveaxis, broadcast_to = torch.swapaxes, torch.moveaxis, torch.broadcast_to
 
 
+def repeat(x: Any, repeats: Any, axis: Any = None) -> Any:
+    return torch.repeat_interleave(_as_tensor(x, None), repeats, dim=axis)
+
+
 def tile(x: Any, reps: Any) -> Any:
     return torch.tile(x, (reps,) if isinstance(reps, int) else tuple(reps))
 

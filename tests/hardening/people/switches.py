@@ -114,7 +114,7 @@ STATISTICS_OF_SCALARS = False
 
 #: numpy-repeat-read-as-tile (test_numpy_repeat_method): ``x.repeat(3)`` on a NumPy (or JAX)
 #: array repeats each element; gradlab reads it as torch's repeat (tile): a wrong value.
-NUMPY_REPEAT = False
+NUMPY_REPEAT = True
 
 #: torch-var-std-methods-biased (test_torch_var_method): ``x.var()`` / ``x.std()`` of a torch
 #: tensor (unbiased by default) are read as NumPy's (biased): a wrong value and gradient.

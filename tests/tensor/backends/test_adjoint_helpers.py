@@ -1,0 +1,47 @@
+"""The helpers gradient code calls (adjoint_helpers.py), on every backend, against NumPy
+written out by hand."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gradlab.errors import GradlabError
+from gradlab.tensor.registry import backend
+from tests.conftest import to_framework, to_numpy
+
+RNG = np.random.default_rng(3)
+
+
+@pytest.mark.parametrize("shape, repeats, axis", [((3,), 2, None), ((2, 3), 3, None),
+                                                  ((2, 3), 2, 1), ((2, 3, 4), 2, -1),
+                                                  ((), 3, None), ((2, 3), 2, 0)])
+def test_unrepeat_adds_up_each_entrys_copies(framework: str, shape, repeats, axis) -> None:
+    """unrepeat is the transpose of repeat: <repeat(x), g> == <x, unrepeat(g)> for all x, g."""
+    gl = backend(framework)
+    x = RNG.normal(size=shape)
+    g = RNG.normal(size=np.repeat(x, repeats, axis).shape)
+    got = to_numpy(gl.unrepeat(to_framework(g, framework), to_framework(x, framework),
+                               repeats, axis))
+    assert got.shape == x.shape
+    assert np.sum(np.repeat(x, repeats, axis) * g) == pytest.approx(np.sum(x * got))
+    forward = to_numpy(gl.repeat(to_framework(x, framework), repeats, axis))
+    np.testing.assert_allclose(forward, np.repeat(x, repeats, axis))
+
+
+def test_unrepeat_refuses_a_count_per_entry(framework: str) -> None:
+    gl = backend(framework)
+    x = to_framework(np.ones(3), framework)
+    with pytest.raises(GradlabError, match="one count for every entry"):
+        gl.unrepeat(to_framework(np.ones(6), framework), x, [1, 2, 3])
+
+
+def test_unbroadcast_each_sums_back_to_each_item(framework: str) -> None:
+    """sum([a (1,), b (3,), c a number]) broadcasts: each item gets the gradient summed to its
+    own shape."""
+    gl = backend(framework)
+    g = np.array([1.0, 2.0, 4.0])
+    items = [to_framework(np.zeros(1), framework), to_framework(np.zeros(3), framework), 0.5]
+    got = gl.unbroadcast_each(to_framework(g, framework), items)
+    np.testing.assert_allclose(to_numpy(got[0]), [7.0])
+    np.testing.assert_allclose(to_numpy(got[1]), g)
+    assert float(to_numpy(got[2])) == pytest.approx(7.0)
