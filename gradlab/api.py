@@ -7,27 +7,41 @@ generated code itself.
 """
 from __future__ import annotations
 
-import ast
+import dataclasses
 import functools
 import inspect
-import time
+import sys
 import types
-from typing import Any, Callable, Sequence, Union
+import warnings
+from typing import TYPE_CHECKING, Any, Callable, Sequence, Union
 
 import numpy as np
 from numpy import float32, float64, generic, ndarray
 
-from .cache import TransformCache, bind_free, reverse_key, unbound
-from .cache import fingerprint as _fingerprint
+from . import guard
+from .cache import TransformCache, bind_free, fingerprint, reverse_key
 from .calls import (explain_call_error, generated_line, refuse_without_gradient,
                     require_seed_shape, require_tangent_shapes, several_outputs, shape_of)
-from .errors import GradlabError
+from .codegen.parse import parse_function
 from .codegen.primitives import dialect_of
+from .errors import GradlabError
+from .extend import rules_version
 from .tensor.detect import PYTHON, common_framework, framework_of
 from .tensor.registry import backend
 from .tensor.registry import get as get_backend
 
+if TYPE_CHECKING:
+    from .transforms import ForwardTransform, SeveralOutputs, Variant
+
 Wrt = Union[int, str, Sequence[Union[int, str]]]
+
+
+def _transforms() -> types.ModuleType:
+    """The code generator (:mod:`gradlab.transforms` and the codegen under it), loaded by the
+    first transform: it is most of gradlab's import time, and ``import gradlab`` keeps to its
+    budget (bench/overhead.py: under 0.3 s, for a notebook that imports before it differentiates)."""
+    from . import transforms
+    return transforms
 
 
 class GeneratedFunction:
@@ -104,33 +118,30 @@ class GeneratedFunction:
         key = (framework, device, scalars)
         impl = self._impls.get(key)
         if impl is None:
-            factory, _, _, name, free, _ = self._variant(scalars, dialect_of(framework))
-            free = bind_free(free, self.fn)
+            variant = self._variant(scalars, dialect_of(framework))
+            free = bind_free(variant.free, self.fn)
             free["gl"] = backend(framework, device)
-            impl = factory(**free)[name]
+            impl = variant.factory(**free)[variant.name]
             self._impls[key] = impl
         return impl
 
     def variant_source(self, *args: Any) -> str:
         """The generated source that runs for these inputs (plain Python numbers get a
         specialized variant; arrays of every framework share :attr:`source`)."""
-        return self.variant_for(args)[1].text  # type: ignore[no-any-return]
+        return self.variant_for(args).source.text
 
-    def variant_for(self, args: tuple[Any, ...]) -> Any:
-        """The transform's variant these inputs run: ``(factory, source, filename, name,
-        free values, seed name)``, the free values bound to this function's own."""
+    def variant_for(self, args: tuple[Any, ...]) -> Variant:
+        """The transform's variant these inputs run, its free values bound to this function's
+        own."""
         framework = common_framework(args)
         scalars = self._scalars(args) if framework == PYTHON else frozenset()
-        factory, source, filename, name, free, seed_name = self._variant(
-            scalars, dialect_of(framework))
-        return factory, source, filename, name, bind_free(free, self.fn), seed_name
+        variant = self._variant(scalars, dialect_of(framework))
+        return dataclasses.replace(variant, free=bind_free(variant.free, self.fn))
 
-    def _variant(self, scalars: frozenset[str], dialect: str | None = None) -> Any:
+    def _variant(self, scalars: frozenset[str], dialect: str | None = None) -> Variant:
         """A reverse transform is shared and keeps no function: it makes a variant from ours;
-        ``dialect``: the inputs' (see :class:`Transform`)."""
-        if isinstance(self._transform, Transform):
-            return self._transform.variant(scalars, self.fn, dialect)
-        return self._transform.variant(scalars, dialect)
+        ``dialect``: the inputs' (see :class:`gradlab.transforms.Transform`)."""
+        return self._transform.variant(scalars, self.fn, dialect)  # type: ignore[no-any-return]
 
     def _typed_one(self, args: tuple[Any, ...], fw: str) -> Any:
         """1 in the dtype and on the device of the first floating-point input (cached), where
@@ -214,7 +225,7 @@ class GradientFunction(GeneratedFunction):
             if type(grads) is type(x) and getattr(grads, "dtype", None) is getattr(
                     x, "dtype", None):
                 return grads
-            return _conform(grads, args, self, plain[1])
+            return conform_gradients(grads, args, self, plain[1])
         hit = self._by_types.get(types)
         if hit is None:
             impl, fw = self._select(args)
@@ -263,7 +274,7 @@ class GradientFunction(GeneratedFunction):
         x = args[self.wrt_index] if not self.many and self.wrt_index < len(args) else None
         if x is None or type(grads) is not type(x) or getattr(grads, "dtype", None) != getattr(
                 x, "dtype", None):
-            grads = _conform(grads, args, self, fw)
+            grads = conform_gradients(grads, args, self, fw)
         if self.mode == "value_and_grad":
             return value, grads
         if self.options.get("preserve_result"):
@@ -276,7 +287,6 @@ class GradientFunction(GeneratedFunction):
         inputs that have no gradient, the seed's shape, and (the semantic guard) that the
         generated forward pass computes what the function computes. Later calls with these
         types take the fast path; a call that fails here leaves none behind."""
-        from . import guard
         try:
             refuse_without_gradient(self, args)
             if seed is None and self._outputs is not None:
@@ -292,7 +302,7 @@ class GradientFunction(GeneratedFunction):
                     require_seed_shape(self, seed, shape_of(original.value))
             value, grads = self._compute(impl, fw, args, seed, kwargs)
             if original is not None:
-                note = guard.verify(self, original, value, args, kwargs, fw)
+                note = guard.verify(self, original, value, args, kwargs)
                 if note:
                     self.unchecked[types] = note
             elif not tracing:
@@ -315,7 +325,6 @@ class GradientFunction(GeneratedFunction):
         exactly, whatever the function computes; anything else is refused at its line."""
         x = args[self.wrt_index] if not self.many and self.wrt_index < len(args) else None
         if x is not None and getattr(x, "shape", None) is not None and 0 in tuple(x.shape):
-            import warnings
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 value = self.fn(*args, **kwargs)
@@ -356,7 +365,7 @@ def _require_scalar(value: Any, df: GeneratedFunction) -> None:
             f"{df.name}(..., seed=ones_like(output))")
 
 
-def _conform(grads: Any, args: tuple[Any, ...], df: GeneratedFunction, fw: str) -> Any:
+def conform_gradients(grads: Any, args: tuple[Any, ...], df: GeneratedFunction, fw: str) -> Any:
     """Gradients keep their input's type and dtype (an untyped seed can leave a Python float or
     a wider dtype where the chain of operations had nothing to type it)."""
     if not df.many:   # the common case, checked without the general machinery below
@@ -393,7 +402,6 @@ _cache = TransformCache()
 
 
 def _wrt_names(fn: Any, wrt: Wrt) -> tuple[tuple[str, ...], bool, list[str]]:
-    import inspect
     try:
         params = list(inspect.signature(fn).parameters)
     except (TypeError, ValueError):
@@ -442,113 +450,6 @@ def _second_derivative(df: GradientFunction, wrt: Wrt, optimized: bool) -> Calla
     return second
 
 
-class Transform:
-    """One transform of one function: the generated program for inputs of unknown shape, and
-    on demand a variant specialized for parameters that are plain Python numbers (no
-    ``unbroadcast``, zeros as ``0.0``: the code a person would write for scalars), and one for
-    torch tensors when the function names no framework and calls a method that means
-    something else there (``x.var()`` is unbiased on a tensor).
-
-    A transform is shared by every function with the same code and kinds of closed-over values
-    (see :func:`_reverse_key`), so it keeps neither the function nor the values it closes over:
-    a variant is made from the function that asks for it, and each generated function binds
-    its own values (:func:`bind_free`)."""
-
-    def __init__(self, fn: Any, wrt: tuple[str, ...], optimized: bool) -> None:
-        from .codegen.program import written_dialect
-        self.wrt = wrt
-        self.optimized = optimized
-        self.dialect = written_dialect(fn) or "numpy"
-        self.follows_inputs = written_dialect(fn) is None
-        self.dialect_sensitive = False
-        self.variants: dict[tuple[frozenset[str], str], Any] = {}
-        self.checked: set[tuple[type, ...]] = set()      # see GeneratedFunction._checked
-        self.unchecked: dict[tuple[type, ...], str] = {}
-        self.outputs: SeveralOutputs | None = None
-        start = time.perf_counter()
-        self.main = _in_either_dialect(self, fn)
-        self.seconds = time.perf_counter() - start
-
-    def variant(self, scalars: frozenset[str], fn: Any, dialect: str | None = None) -> Any:
-        dialect = dialect if dialect is not None and self.dialect_sensitive and \
-            self.follows_inputs else self.dialect
-        hit = self.variants.get((scalars, dialect))
-        if hit is None:
-            from .codegen.emit import compile_source
-            from .codegen.program import Program, normalize_function
-            from .codegen.reverse import Reverse
-            unit = normalize_function(fn, dialect)
-            self.outputs = _several_outputs(unit)
-            program = Program(unit, optimized=self.optimized, dialect=dialect)
-            fname = program.reserve("d" + unit.ir.name + "".join(f"_d{n}" for n in self.wrt))
-            builder = Reverse(program, unit, list(self.wrt), 1.0, fname, set(scalars))
-            if builder.fn.result == unit.ir.name:
-                # `return <expr>` keeps its value in a variable named after the function, whose
-                # gradient would be d<function>: the very name a notebook gives the gradient
-                # function (dloss = grad(loss)). The seed is called `seed` instead, as the
-                # keyword a caller passes it by.
-                builder.adjoints[builder.fn.result] = builder.names.fresh("seed")
-            fn_def = builder.build()
-            seed_name = builder.adj(builder.fn.result)
-            result = builder.value_name
-            program.add(fn_def, unit, {result})
-            program.defs.insert(0, program.defs.pop())  # the gradient first, helpers after
-            source = program.source()
-            factory, filename = compile_source(
-                source.text, fn.__name__, fn.__globals__, program.free, fname,
-                transform=_also_return(fname, result))
-            hit = (factory, source, filename, fname, unbound(program.free, fn), seed_name)
-            self.variants[(scalars, dialect)] = hit
-            self.dialect_sensitive = self.dialect_sensitive or program.dialect_sensitive
-            self.value_name = result
-        return hit
-
-
-def _in_either_dialect(transform: Any, *fn: Any) -> Any:
-    """The first variant of a transform, in the dialect its code is written in; code that
-    names no framework is read as NumPy's, or else as torch's: a method only torch has
-    (``x.repeat(2, 1)`` alone) is refused in NumPy's reading but means something in torch's.
-    The code is then shown in torch's reading; NumPy inputs get NumPy's (and its refusal)."""
-    try:
-        return transform.variant(frozenset(), *fn)
-    except GradlabError as first:
-        if not transform.follows_inputs:
-            raise
-        transform.dialect = "torch" if transform.dialect == "numpy" else "numpy"
-        try:
-            hit = transform.variant(frozenset(), *fn)
-        except GradlabError:
-            raise first from None
-        transform.dialect_sensitive = True    # the two readings differ
-        return hit
-
-
-def _several_outputs(unit: Any) -> SeveralOutputs | None:
-    """Whether the function returns a tuple or a list written out (``return loss, aux``)."""
-    from .codegen import ir
-    result = unit.ir.result
-    for s in ir.walk(unit.ir.body):
-        if isinstance(s, ir.Assign) and s.targets == [result] and s.op.kind in ("tuple", "list"):
-            return SeveralOutputs(unit.fn.__qualname__, s.op.kind, len(s.op.args), s.origin)
-    return None
-
-
-class SeveralOutputs:
-    """A function with several outputs: differentiated only with a seed for each of them."""
-
-    def __init__(self, name: str, kind: str, count: int, origin: Any) -> None:
-        self.name, self.kind, self.count, self.origin = name, kind, count, origin
-
-    def error(self) -> GradlabError:
-        from .errors import GradlabSyntaxError
-        origin = self.origin
-        return GradlabSyntaxError(
-            several_outputs(self.name, self.kind, self.count),
-            construct=f"returning a {self.kind}",
-            filename=origin.filename if origin else "<unknown>",
-            lineno=origin.lineno if origin else None, line=origin.text if origin else "")
-
-
 def _reverse(fn: Any, wrt: Wrt, optimized: bool, mode: str, options: dict[str, Any]
              ) -> Any:
     if isinstance(fn, GradientFunction):
@@ -557,39 +458,20 @@ def _reverse(fn: Any, wrt: Wrt, optimized: bool, mode: str, options: dict[str, A
         raise GradlabError("grad of a generated function: differentiate the original function, "
                            "or use gradlab.hvp for second derivatives")
     names, many, params = _wrt_names(fn, wrt)
-    from .extend import rules_version
     if not isinstance(fn, types.FunctionType):
-        from .codegen.parse import parse_function
         parse_function(fn)    # says why it cannot be differentiated
     parts, anchors = reverse_key(fn)
     key = ("reverse", fn.__code__, names, many, optimized, parts, rules_version())
     transform = _cache.get(key)
     if transform is None:
-        transform = Transform(fn, names, optimized)
+        transform = _transforms().Transform(fn, names, optimized)
         _cache.put(key, transform, anchors)
-    factory, source, filename, fname, free, seed_name = transform.main
-    df = GradientFunction(fn, transform, source, filename, fname, bind_free(free, fn), names,
-                          many, mode, params, seed_name, options, transform.seconds)
+    main = transform.main
+    df = GradientFunction(fn, transform, main.source, main.filename, main.name,
+                          bind_free(main.free, fn), names, many, mode, params, main.seed_name,
+                          options, transform.seconds)
     df.value_name = transform.value_name
     return df
-
-
-def _also_return(fname: str, value_name: str | None) -> Callable[[ast.Module], None]:
-    """Make the compiled gradient return ``(value, gradients)``: the wrapper needs the value to
-    check the output is a scalar, and value_and_grad returns it (None when an edit removed it).
-    ``value_name`` holds the value through the backward pass (the generated code keeps it under
-    a name of its own where the backward pass restores the result's variable)."""
-    def transform(tree: ast.Module) -> None:
-        for node in tree.body:
-            if isinstance(node, ast.FunctionDef) and node.name == fname:
-                last = node.body[-1]
-                assert isinstance(last, ast.Return)
-                value: ast.expr = ast.Name(value_name, ast.Load()) if value_name else \
-                    ast.Constant(None)
-                returned: ast.expr = last.value if last.value is not None else ast.Constant(None)
-                last.value = ast.Tuple(elts=[value, returned], ctx=ast.Load())
-                ast.copy_location(last.value, last)
-    return transform
 
 
 class JVPFunction(GeneratedFunction):
@@ -707,10 +589,10 @@ class HVPFunction(JVPFunction):
         if impl is None:
             transform = _forward_over(self.gradient, framework if framework != PYTHON
                                       else "numpy", self.options["optimized"])
-            factory, _, _, name, free, _ = transform.variant(scalars)
-            free = dict(free)
+            variant = transform.variant(scalars)
+            free = dict(variant.free)
             free["gl"] = backend(framework, device)
-            impl = factory(**free)[name]
+            impl = variant.factory(**free)[variant.name]
             self._impls[key] = impl
         return impl
 
@@ -788,8 +670,6 @@ def _output_of_original(df: GeneratedFunction, args: Sequence[Any],
     """What the user's function returns on these arguments, or on NumPy copies of them when
     it cannot run on the framework's own (NumPy code given torch tensors, which gradlab runs
     as code written once); None when it fails on both."""
-    import warnings
-
     from .tensor.convert import to_float64_numpy
     for attempt in (args, [to_float64_numpy(a) for a in args]):
         try:
@@ -834,67 +714,21 @@ def _like(t: Any, x: Any) -> Any:
     return ops.zeros_like(x) + ops.astype(t, ops.dtype(x))
 
 
-class ForwardTransform:
-    """A forward-mode transform of one function (the user's, or generated gradient code), with
-    a variant specialized for parameters that are plain Python numbers, as in reverse mode.
-    ``value_name``: for generated gradient code, the variable holding the original function's
-    value, which the compiled code also returns (``hvp`` checks it is a scalar)."""
-
-    def __init__(self, fn: Any, wrt: tuple[str, ...], optimized: bool, label: str,
-                 value_name: str | None = None) -> None:
-        from .codegen.program import written_dialect
-        self.fn = fn
-        self.wrt = wrt
-        self.optimized = optimized
-        self.label = label
-        self.dialect = written_dialect(fn) or "numpy"
-        self.follows_inputs = written_dialect(fn) is None
-        self.dialect_sensitive = False
-        self.value_name = value_name
-        self.variants: dict[tuple[frozenset[str], str], Any] = {}
-        start = time.perf_counter()
-        self.main = _in_either_dialect(self)
-        self.seconds = time.perf_counter() - start
-        self.factory, self.source, self.filename, self.fname, self.free, _ = self.main
-
-    def variant(self, scalars: frozenset[str], dialect: str | None = None) -> Any:
-        dialect = dialect if dialect is not None and self.dialect_sensitive and \
-            self.follows_inputs else self.dialect
-        hit = self.variants.get((scalars, dialect))
-        if hit is None:
-            from .codegen.forward import Forward
-            from .codegen.program import Program, compile_program, normalize_function
-            unit = normalize_function(self.fn, dialect)
-            program = Program(unit, optimized=self.optimized, dialect=dialect)
-            fname = program.reserve(self.label)
-            fn_def = Forward(program, unit, list(self.wrt), fname,
-                             scalar_params=set(scalars)).build()
-            keep = {self.value_name} if self.value_name else set()
-            program.add(fn_def, unit, keep)
-            program.defs.insert(0, program.defs.pop())
-            transform = _also_return(fname, self.value_name) if self.value_name else None
-            factory, source, filename = compile_program(program, fname, transform=transform)
-            hit = (factory, source, filename, fname, dict(program.free), None)
-            self.variants[(scalars, dialect)] = hit
-            self.dialect_sensitive = self.dialect_sensitive or program.dialect_sensitive
-        return hit
-
-
 def jvp(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True) -> JVPFunction:
     """Forward mode: ``jvp(f)(*args, tangent) -> (f(*args), directional derivative)``,
     generated source-to-source like :func:`grad` (``.source`` shows it)."""
     if isinstance(f, GeneratedFunction):
         raise GradlabError("jvp of a generated function: use gradlab.hvp for second derivatives")
     names, many, params = _wrt_names(f, wrt)
-    from .extend import rules_version
-    key = ("forward", f.__code__, names, optimized, _fingerprint(f), rules_version())
+    key = ("forward", f.__code__, names, optimized, fingerprint(f), rules_version())
     transform = _cache.get(key)
     if transform is None:
-        transform = ForwardTransform(f, names, optimized,
+        transform = _transforms().ForwardTransform(f, names, optimized,
                                      f"{f.__name__}_jvp" + "".join(f"_{n}" for n in names))
         _cache[key] = transform
-    return JVPFunction(f, transform, transform.source, transform.filename, transform.fname,
-                       transform.free, names, many, "jvp", params, None, {}, transform.seconds)
+    main = transform.main
+    return JVPFunction(f, transform, main.source, main.filename, main.name, main.free, names,
+                       many, "jvp", params, None, {}, transform.seconds)
 
 
 def hvp(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True) -> HVPFunction:
@@ -906,9 +740,10 @@ def hvp(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True) -> HVPFu
         raise GradlabError("hvp of a generated function: pass the original function")
     g = grad(f, wrt, optimized=optimized)
     transform = _forward_over(g, "numpy", optimized)
-    out = HVPFunction(f, transform, transform.source, transform.filename, transform.fname,
-                      transform.free, g.wrt, g.many, "hvp", list(g.params), g.seed_name,
-                      {"optimized": optimized}, transform.seconds)
+    main = transform.main
+    out = HVPFunction(f, transform, main.source, main.filename, main.name, main.free, g.wrt,
+                      g.many, "hvp", list(g.params), g.seed_name, {"optimized": optimized},
+                      transform.seconds)
     out.value_name = g.value_name
     out.gradient = g
     return out
@@ -919,12 +754,12 @@ def _forward_over(g: GradientFunction, framework: str, optimized: bool) -> Forwa
     per distinct gradient text (inputs whose framework reads the user's code differently get
     a gradient, and so a Hessian, of their own)."""
     reverse_fn = g.implementation(framework)
-    from .extend import rules_version
     key = ("hvp", reverse_fn.__code__.co_filename, g.wrt, optimized, rules_version())
     transform = _cache.get(key)
     if transform is None:
-        transform = ForwardTransform(reverse_fn, g.wrt, optimized, f"{reverse_fn.__name__}_jvp",
-                                     value_name=g.value_name)
+        transform = _transforms().ForwardTransform(reverse_fn, g.wrt, optimized,
+                                                   f"{reverse_fn.__name__}_jvp",
+                                                   value_name=g.value_name)
         _cache[key] = transform
     return transform
 
@@ -972,7 +807,6 @@ class insert_grad_of:
         self._previous: Any = None
 
     def __enter__(self) -> Any:
-        import sys
         frame = sys._getframe(1)
         self._previous = sys.gettrace()
         if self._previous is None:
@@ -981,7 +815,6 @@ class insert_grad_of:
         return None
 
     def __exit__(self, kind: Any, value: Any, tb: Any) -> bool:
-        import sys
         if self._previous is None:
             sys.settrace(None)
         return kind is _SkipBlock

@@ -4,9 +4,13 @@ function takes. Each failure is a clear error naming what to change, never a fai
 the generated code (or, worse, a broadcast into the gradient of something else)."""
 from __future__ import annotations
 
+import linecache
 from typing import Any
 
+import numpy as np
+
 from .errors import GradlabError
+from .rerun import run_original
 
 
 def shape_of(value: Any) -> tuple[Any, ...] | None:
@@ -16,7 +20,6 @@ def shape_of(value: Any) -> tuple[Any, ...] | None:
     shape = getattr(value, "shape", None)
     if shape is None:
         if isinstance(value, (list, tuple)):
-            import numpy as np
             try:
                 return tuple(np.shape(value))
             except Exception:
@@ -65,8 +68,7 @@ def explain_call_error(df: Any, error: Exception, args: tuple[Any, ...],
                         f"({', '.join(df.params)}); the output's gradient, if any, goes in "
                         f"seed=... by keyword") from None
     if seed is not None:
-        from . import guard
-        original = guard.run_original(df, args, kwargs)
+        original = run_original(df, args, kwargs)
         if original.ran:
             require_seed_shape(df, seed, shape_of(original.value))
 
@@ -74,7 +76,6 @@ def explain_call_error(df: Any, error: Exception, args: tuple[Any, ...],
 def generated_line(df: Any, error: BaseException) -> str:
     """`` at its line N (`code`), from your line L: `text` `` for the frame of generated code
     an exception came from."""
-    import linecache
     frame = None
     tb = error.__traceback__
     while tb is not None:
@@ -87,7 +88,7 @@ def generated_line(df: Any, error: BaseException) -> str:
     code = linecache.getline(filename, lineno).strip()
     where = f" at line {lineno} of its code (`{code}`)"
     variants = getattr(df._transform, "variants", {}).values()
-    source = next((v[1] for v in variants if v[2] == filename), None)
+    source = next((v.source for v in variants if v.filename == filename), None)
     if source is not None and source.line_map.get(lineno):
         where += f", from your line {source.line_map[lineno]}: `{source.line_text[lineno]}`"
     return where

@@ -60,12 +60,12 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--mode", choices=("reverse", "forward"), default="reverse")
     g.add_argument("--color", choices=("auto", "always", "never"), default="auto")
     args = parser.parse_args(argv)
-    import gradlab
+    from .api import grad, jvp
     from .workbench.display import highlight_terminal
     try:
         fn = load_function(args.target)
         wrt = parse_wrt(args.wrt)
-        make = gradlab.grad if args.mode == "reverse" else gradlab.jvp
+        make = grad if args.mode == "reverse" else jvp
         df = make(fn, wrt, optimized=not args.no_optimize)
     except GradlabError as e:
         print(f"gradlab: {e}", file=sys.stderr)

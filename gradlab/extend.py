@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from .codegen import rules
+
 _version = [0]
 
 
@@ -27,7 +29,6 @@ def rules_version() -> int:
 def adjoint(fn: Callable[..., Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register a reverse-mode template for the user function ``fn``."""
     def decorate(template: Callable[..., Any]) -> Callable[..., Any]:
-        from .codegen import rules
         rules.register_custom(fn, template, "adjoint")
         _version[0] += 1
         return template
@@ -37,7 +38,6 @@ def adjoint(fn: Callable[..., Any]) -> Callable[[Callable[..., Any]], Callable[.
 def tangent_rule(fn: Callable[..., Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register a forward-mode template for the user function ``fn``."""
     def decorate(template: Callable[..., Any]) -> Callable[..., Any]:
-        from .codegen import rules
         rules.register_custom(fn, template, "tangent")
         _version[0] += 1
         return template
@@ -46,7 +46,6 @@ def tangent_rule(fn: Callable[..., Any]) -> Callable[[Callable[..., Any]], Calla
 
 def nondifferentiable(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Declare that no gradient flows through ``fn`` (usable as a decorator)."""
-    from .codegen import rules
     rules.register_nondifferentiable(fn)
     _version[0] += 1
     return fn

@@ -27,15 +27,22 @@ twice; ``check=False`` on ``gradlab.grad`` switches the guard off.
 """
 from __future__ import annotations
 
-import copy
+import linecache
 import sys
-import warnings
-from dataclasses import dataclass
 from typing import Any
 
+import gast
 import numpy as np
 
+from .calls import several_outputs
+from .codegen.parse import parse_function
 from .errors import GradlabError
+from .instrument import instrumented, main_lines
+from .rerun import Original, call_quietly, copied, run_original
+from .tensor.convert import to_float64_numpy
+
+__all__ = ["ForwardMismatchError", "Original", "is_tracing", "run_original", "verify",
+           "refuse_several_outputs", "locate", "same", "tolerance"]
 
 #: Steps of the original function the line-by-line search records before it gives up.
 SEARCH_LIMIT = 100_000
@@ -54,15 +61,6 @@ class ForwardMismatchError(GradlabError):
         self.line = line
         self.name = name
         super().__init__(message)
-
-
-@dataclass
-class Original:
-    """The original function's value on copies of the arguments, or why there is none."""
-
-    value: Any = None
-    ran: bool = False
-    why_not: str = ""
 
 
 # --- when values cannot be compared ---------------------------------------------------------------
@@ -99,70 +97,10 @@ def _torch_tracing(torch: Any, v: Any) -> bool:
         return False
 
 
-def _copy(value: Any) -> Any:
-    """A copy the original function may change without changing the caller's value."""
-    if value is None or isinstance(value, (bool, int, float, complex, str, bytes, np.generic)):
-        return value
-    if isinstance(value, np.ndarray):
-        return value.copy()
-    root = type(value).__module__.split(".")[0]
-    if root == "torch":
-        return value.detach().clone()
-    if root in ("jax", "jaxlib", "tensorflow"):
-        return value     # immutable
-    if type(value) in (list, tuple):
-        return type(value)(_copy(v) for v in value)
-    if type(value) is dict:
-        return {k: _copy(v) for k, v in value.items()}
-    return copy.deepcopy(value)
-
-
-def run_original(df: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Original:
-    """``df.fn`` on copies of the arguments (warnings silenced: the generated code has just
-    shown them). When it cannot run on these inputs (a NumPy function given torch tensors on
-    a GPU), once more on NumPy copies of them."""
-    try:
-        a, k = _copy(args), _copy(kwargs)
-    except Exception as e:
-        return Original(why_not=f"not checked: the arguments cannot be copied ({e})")
-    try:
-        return Original(_call_quietly(df.fn, a, k), True)
-    except Exception as first:
-        failure = f"{type(first).__name__}: {first}"
-    try:
-        from .tensor.convert import to_float64_numpy
-        a = tuple(_numpy_like(v, to_float64_numpy) for v in args)
-        k = {n: _numpy_like(v, to_float64_numpy) for n, v in kwargs.items()}
-        return Original(_call_quietly(df.fn, a, k), True)
-    except Exception:
-        return Original(why_not=f"not checked: {getattr(df.fn, '__qualname__', 'the function')} "
-                                f"does not run on these inputs ({failure[:200]})")
-
-
-def _numpy_like(value: Any, to_numpy: Any) -> Any:
-    if isinstance(value, (bool, int, float, complex, str, type(None))):
-        return value
-    if isinstance(value, (list, tuple)):
-        return type(value)(_numpy_like(v, to_numpy) for v in value)
-    if hasattr(value, "shape"):
-        dtype = getattr(value, "dtype", None)
-        out = np.array(to_numpy(value))
-        name = str(dtype).rpartition(".")[2] if dtype is not None else ""
-        return out.astype(np.float32) if name == "float32" else out
-    return copy.deepcopy(value)
-
-
-def _call_quietly(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return fn(*args, **kwargs)
-
-
 # --- comparing ------------------------------------------------------------------------------------
 def _numeric(value: Any) -> np.ndarray | None:
     """A value as a float64 (or complex128) NumPy array, or None when it is not numbers."""
     if isinstance(value, (bool, int, float, complex, np.generic)) or hasattr(value, "shape"):
-        from .tensor.convert import to_float64_numpy
         try:
             arr = np.asarray(to_float64_numpy(value))
         except Exception:
@@ -243,7 +181,7 @@ def same(a: Any, b: Any, rtol: float, atol: float) -> bool:
 
 # --- the check ------------------------------------------------------------------------------------
 def verify(df: Any, original: Original, value: Any, args: tuple[Any, ...],
-           kwargs: dict[str, Any], fw: str) -> str:
+           kwargs: dict[str, Any]) -> str:
     """Compare the generated code's forward ``value`` with the original function's. Returns
     why nothing was compared (``""`` when it was, and agreed); raises
     :class:`ForwardMismatchError` when they differ."""
@@ -265,7 +203,6 @@ def refuse_several_outputs(df: Any, original: Original) -> None:
     on a seed of one number)."""
     value = original.value
     if original.ran and isinstance(value, (tuple, list, dict)):
-        from .calls import several_outputs
         raise GradlabError(several_outputs(getattr(df.fn, "__qualname__", "the function"),
                                            type(value).__name__, len(value)))
 
@@ -341,8 +278,6 @@ def locate(df: Any, args: tuple[Any, ...], kwargs: dict[str, Any], rtol: float, 
 def _statement_lines(fn: Any) -> dict[int, int]:
     """Each line of ``fn``'s file that belongs to a statement -> the statement's first line
     (Python reports a line of a statement written over several lines)."""
-    from .codegen.parse import parse_function
-    import gast
     parsed = parse_function(fn)
     offset = parsed.first_line - 1
     out: dict[int, int] = {}
@@ -357,7 +292,6 @@ def _statement_lines(fn: Any) -> dict[int, int]:
 
 
 def _line_text(fn: Any, lineno: int) -> str:
-    import linecache
     return linecache.getline(fn.__code__.co_filename, lineno).strip()
 
 
@@ -374,53 +308,66 @@ def _original_assignments(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
                           ) -> dict[str, list[tuple[int, int, Any]]]:
     """Run ``fn`` (on copies) line by line: for each local variable, the values it was given,
     in order, each with its place in the run and its line."""
-    statement = _statement_lines(fn)
-    code = fn.__code__
-    found: dict[str, list[tuple[int, int, Any]]] = {}
-    state: dict[str, Any] = {"frame": None, "line": None, "locals": {}, "count": 0}
-    missing = object()
-
-    class Enough(Exception):
-        pass
-
-    def note(line: int | None, changed: dict[str, Any]) -> None:
-        if line is None:
-            return
-        for name, value in changed.items():
-            state["count"] += 1
-            found.setdefault(name, []).append((state["count"], statement.get(line, line),
-                                               _snapshot(value)))
-        if state["count"] > SEARCH_LIMIT:
-            raise Enough
-
-    def local(frame: Any, event: str, arg: Any) -> Any:
-        if event in ("line", "return"):
-            now = dict(frame.f_locals)
-            changed = {k: v for k, v in now.items() if state["locals"].get(k, missing) is not v}
-            note(state["line"], changed)
-            state["locals"] = now
-            state["line"] = frame.f_lineno
-            if event == "return":
-                note(frame.f_lineno, {_RETURN: arg})
-        return local
-
-    def start(frame: Any, event: str, arg: Any) -> Any:
-        if event == "call" and frame.f_code is code and state["frame"] is None:
-            state["frame"] = frame
-            state["locals"] = dict(frame.f_locals)
-            return local
-        return None
-
-    a, k = _copy(args), _copy(kwargs)
+    recorder = _LineRecorder(fn)
+    a, k = copied(args), copied(kwargs)
     previous = sys.gettrace()
-    sys.settrace(start)
+    sys.settrace(recorder.start)
     try:
-        _call_quietly(fn, a, k)
-    except Exception:       # Enough, or a failure part way: what was recorded is kept
+        call_quietly(fn, a, k)
+    except Exception:       # _Enough, or a failure part way: what was recorded is kept
         pass
     finally:
         sys.settrace(previous)
-    return found
+    return recorder.found
+
+
+class _Enough(Exception):
+    """The line-by-line search recorded :data:`SEARCH_LIMIT` steps: it stops there."""
+
+
+_MISSING = object()
+
+
+class _LineRecorder:
+    """A ``sys.settrace`` hook on the first call of ``fn``: after each line, the locals it
+    changed (by identity), recorded with the statement's first line."""
+
+    def __init__(self, fn: Any) -> None:
+        self.statement = _statement_lines(fn)
+        self.code = fn.__code__
+        self.found: dict[str, list[tuple[int, int, Any]]] = {}
+        self.frame: Any = None
+        self.line: int | None = None
+        self.locals: dict[str, Any] = {}
+        self.count = 0
+
+    def start(self, frame: Any, event: str, arg: Any) -> Any:
+        if event == "call" and frame.f_code is self.code and self.frame is None:
+            self.frame = frame
+            self.locals = dict(frame.f_locals)
+            return self.local
+        return None
+
+    def local(self, frame: Any, event: str, arg: Any) -> Any:
+        if event in ("line", "return"):
+            now = dict(frame.f_locals)
+            changed = {k: v for k, v in now.items() if self.locals.get(k, _MISSING) is not v}
+            self.note(self.line, changed)
+            self.locals = now
+            self.line = frame.f_lineno
+            if event == "return":
+                self.note(frame.f_lineno, {_RETURN: arg})
+        return self.local
+
+    def note(self, line: int | None, changed: dict[str, Any]) -> None:
+        if line is None:
+            return
+        for name, value in changed.items():
+            self.count += 1
+            self.found.setdefault(name, []).append((self.count, self.statement.get(line, line),
+                                                    _snapshot(value)))
+        if self.count > SEARCH_LIMIT:
+            raise _Enough
 
 
 def _generated_assignments(df: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -428,7 +375,6 @@ def _generated_assignments(df: Any, args: tuple[Any, ...], kwargs: dict[str, Any
     """Run the generated code instrumented: for each of the user's variables, the values its
     forward pass gave it, in order (``h_1``, a second value of ``h`` renamed, counts as
     ``h``)."""
-    from .instrument import instrumented, main_lines
     user_names = set(df.fn.__code__.co_varnames) | set(df.fn.__code__.co_cellvars)
     found: dict[str, list[Any]] = {}
     count = [0]
@@ -454,7 +400,7 @@ def _generated_assignments(df: Any, args: tuple[Any, ...], kwargs: dict[str, Any
     first = next(i + 1 for i, line in enumerate(lines) if line.startswith(f"def {name}("))
     forward = {line for line in main_lines(lines, name) if line < marker}
     try:
-        _call_quietly(fn, _copy(args), _copy(kwargs))
+        call_quietly(fn, copied(args), copied(kwargs))
     except Exception:       # Enough, or a failure part way: what was recorded is kept
         pass
     return found

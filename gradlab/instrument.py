@@ -58,16 +58,17 @@ def instrumented(df: Any, args: tuple[Any, ...], record: Any) -> tuple[Any, Any,
     """``df``'s generated code for these inputs, compiled again with ``record(lineno,
     {name: value})`` called after each assignment (and with the parameters on entry).
     Returns the function, its :class:`~gradlab.codegen.emit.Source` and its name."""
-    _, source, _, name, free, _ = df.variant_for(args)
+    variant = df.variant_for(args)
+    source, name = variant.source, variant.name
 
     def instrument(tree: ast.Module) -> None:
         _Instrument(name).visit(tree)
         ast.fix_missing_locations(tree)
 
-    values = dict(free)
+    values = dict(variant.free)
     values["gl"] = backend(common_framework(args))
     values[_RECORD] = record
-    factory, _ = compile_source(source.text, name, df.fn.__globals__, values, f"trace:{name}",
+    factory, _ = compile_source(source.text, df.fn.__globals__, values, f"trace:{name}",
                                 transform=instrument)
     return factory(**values)[name], source, name
 

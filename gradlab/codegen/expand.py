@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 import gast
 
-from .ir import Atom, Const, Op
+from .ir import Atom, Const, Op, OpKind
 
 #: ``bind(hint, op)`` emits ``name = op`` before the statement being normalized, returns ``name``.
 Bind = Callable[[str, Op], str]
@@ -62,27 +62,27 @@ def logsumexp(bind: Bind, args: list[Atom], kwargs: dict[str, Atom]) -> Op | Non
     axis = kwargs.get("axis")
     whole = _is_none(axis) and not keepdims
     reduce_over = {} if _is_none(axis) else {"axis": axis}
-    shift = bind("shift", Op("prim", "logsumexp_shift", [x],
+    shift = bind("shift", Op(OpKind.PRIM, "logsumexp_shift", [x],
                              {} if whole else {**reduce_over, "keepdims": _true()}))
-    shifted = bind(f"{_name(x)}_minus_{shift}", Op("prim", "subtract", [x, shift],
+    shifted = bind(f"{_name(x)}_minus_{shift}", Op(OpKind.PRIM, "subtract", [x, shift],
                                                   style="binop"))
-    exps = bind(f"exp_{shifted}", Op("prim", "exp", [shifted]))
-    total = bind(f"sum_{exps}", Op("prim", "sum", [exps],
+    exps = bind(f"exp_{shifted}", Op(OpKind.PRIM, "exp", [shifted]))
+    total = bind(f"sum_{exps}", Op(OpKind.PRIM, "sum", [exps],
                                    {**reduce_over, "keepdims": _true()} if keepdims
                                    else dict(reduce_over)))
-    log_total = bind(f"log_{total}", Op("prim", "log", [total]))
+    log_total = bind(f"log_{total}", Op(OpKind.PRIM, "log", [total]))
     if not whole and not keepdims:   # the shift kept the reduced axes for broadcasting: drop them
-        shift = bind(f"squeeze_{shift}", Op("prim", "squeeze", [shift], {"axis": axis}))
-    return Op("prim", "add", [shift, log_total], style="binop")
+        shift = bind(f"squeeze_{shift}", Op(OpKind.PRIM, "squeeze", [shift], {"axis": axis}))
+    return Op(OpKind.PRIM, "add", [shift, log_total], style="binop")
 
 
 def divmod_(bind: Bind, args: list[Atom], kwargs: dict[str, Atom]) -> Op | None:
     """``divmod(x, y)`` is the pair ``(x // y, x % y)``; the remainder carries x's gradient."""
     x, y = args
-    quotient = bind(f"{_name(x)}_div_{_name(y)}", Op("prim", "floor_divide", [x, y],
+    quotient = bind(f"{_name(x)}_div_{_name(y)}", Op(OpKind.PRIM, "floor_divide", [x, y],
                                                       style="binop"))
-    remainder = bind(f"{_name(x)}_mod_{_name(y)}", Op("prim", "mod", [x, y], style="binop"))
-    return Op("tuple", args=[quotient, remainder])
+    remainder = bind(f"{_name(x)}_mod_{_name(y)}", Op(OpKind.PRIM, "mod", [x, y], style="binop"))
+    return Op(OpKind.TUPLE, args=[quotient, remainder])
 
 
 def _name(atom: Atom) -> str:

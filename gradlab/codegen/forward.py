@@ -8,37 +8,42 @@ from constants its tangent is set to zeros.
 """
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import gast
 
-from ..errors import NoRuleError
 from . import ir, trees
-from .analyze import SCALAR, array_arguments, check, number_params, shape_classes
-from .emit import assign, attr, call, const, expr_stmt, index_value, name
-from .ir import Assign
-from .naming import Names
+from .analyze import array_arguments
+from .build import REQUIRED, assign, attr, call, const, expr_stmt, function_def, name, param, \
+    not_plain_index, subscript_index
+from .dispatch import StatementRules, apply_rule, rule_for
+from .ir import Assign, OpKind
+from .prepare import Prepared
+from .primal import structured
 from .resolve import bindings
-from .rules import ELEMENTWISE, NONDIFFERENTIABLE, TANGENTS, RuleGap, instantiate
+from .rules import ELEMENTWISE, TANGENTS, Temporary
+from .shapes import SCALAR
 
 
-class Forward:
-    """Builds ``<f>_jvp(*args, *tangents) -> (value, tangent)`` for one normalized function."""
+class Forward(StatementRules[list[gast.stmt]]):
+    """Builds ``<f>_jvp(*args, *tangents) -> (value, tangent)`` for one prepared function.
+    ``subroutine``: called by generated code (which passes every argument, the tangents by
+    position), not by the user (who passes the tangents by keyword)."""
 
-    def __init__(self, program: Any, unit: Any, wrt: list[str], func_name: str,
-                 subroutine: bool = False, scalar_params: set[str] | None = None,
-                 arrays: set[str] | None = None) -> None:
-        self.arrays = arrays          # the parameters holding arrays (None: all of them)
-        self.scalar_params = (scalar_params or set()) | number_params(unit.ir.params, arrays)
+    def __init__(self, program: Any, unit: Any, prepared: Prepared, wrt: list[str],
+                 func_name: str, subroutine: bool = False) -> None:
         self.program = program
         self.unit = unit
-        self.fn: ir.Function = copy.deepcopy(unit.ir)
-        self.names: Names = copy.deepcopy(unit.names)
+        self.fn = prepared.fn
+        self.names = prepared.names
+        self.emitter = prepared.emitter
+        self.act = prepared.activity
+        self.varied = self.act.varied
+        self.classes = prepared.classes
+        self.lists = ir.list_names(self.fn)
         self.wrt = wrt
         self.func_name = func_name
         self.subroutine = subroutine
-        self.emitter = program.emitter_for(unit, self.names, arrays)
         self.gl = program.gl
         self.tangents: dict[str, str] = {}
 
@@ -49,146 +54,100 @@ class Forward:
 
     def build(self) -> gast.FunctionDef:
         fn = self.fn
-        check(fn, self.program.activity(fn, self.wrt, self.arrays), _error, mode="forward",
-              helper=self.unit is not self.program.main, generated=is_generated(self.unit.fn))
-        from .normalize import split_self_updates
-        split_self_updates(fn.body, self.names, _tangent_reads_old)
-        self.act = self.program.activity(fn, self.wrt, self.arrays)
-        self.varied = self.act.varied
-        self.classes = shape_classes(fn, self.scalar_params)
-        self.lists = _lists(fn)
         tangent_params = [self.dot(p) for p in self.wrt]
         # A parameter we do not differentiate with respect to can still come to depend on one
         # that we do, when a loop overwrites it (``dx = dx * a`` in generated gradient code):
         # its tangent is zero on entry and must exist before the loop's first read of it.
         body = [self._zeros(p) for p in fn.params if p in self.varied and p not in self.wrt]
-        body += self._block(fn.body)
-        result = fn.result
-        value_dot: gast.expr
-        if result in self.varied:
-            value_dot = name(self.dot(result))
-        elif self.classes.get(result) == SCALAR:
-            value_dot = const(0.0)
-        elif result in self.lists:
-            value_dot = call(attr(self.gl, "zeros_like_list"), [name(result)])
-        else:
-            value_dot = call(attr(self.gl, "zeros_like"), [name(result)])
-        body.append(gast.Return(value=gast.Tuple(elts=[name(result), value_dot], ctx=gast.Load())))
-        from .reverse import _REQUIRED, _function_def
+        body += structured(self.emitter, fn.body, self._lines)
+        body.append(gast.Return(value=gast.Tuple(elts=[name(fn.result), self._result_tangent()],
+                                                 ctx=gast.Load())))
         if self.subroutine:   # called by generated code, which passes every argument
-            return _function_def(self.func_name, self.unit, tangent_params,
-                                 [_REQUIRED] * len(tangent_params), body, keep_defaults=False)
+            return function_def(self.func_name, self.unit.parsed.node.args, tangent_params,
+                                [REQUIRED] * len(tangent_params), body, keep_defaults=False)
         # The function people call: the user's parameters with their defaults as written, then
         # the tangents, by keyword (a required parameter cannot follow one with a default).
-        fn_def = _function_def(self.func_name, self.unit, [], [], body)
-        fn_def.args.kwonlyargs = [gast.Name(t, gast.Param(), None, None) for t in tangent_params]
+        fn_def = function_def(self.func_name, self.unit.parsed.node.args, [], [], body)
+        fn_def.args.kwonlyargs = [param(t) for t in tangent_params]
         fn_def.args.kw_defaults = [None] * len(tangent_params)
         return fn_def
 
-    # --- statements ---------------------------------------------------------------------------
-    def _block(self, stmts: list[ir.Stmt]) -> list[gast.stmt]:
-        out: list[gast.stmt] = []
-        for s in stmts:
-            self._stmt(s, out)
-        return out
+    def _result_tangent(self) -> gast.expr:
+        result = self.fn.result
+        if result in self.varied:
+            return name(self.dot(result))
+        if self.classes.get(result) == SCALAR:
+            return const(0.0)
+        helper = "zeros_like_list" if result in self.lists else "zeros_like"
+        return call(attr(self.gl, helper), [name(result)])
 
-    def _stmt(self, s: ir.Stmt, out: list[gast.stmt]) -> None:
-        e = self.emitter
-        if isinstance(s, ir.If):
-            from .reverse import _if
-            body, orelse = self._block(s.body), self._block(s.orelse)
-            out.extend(_if(e.inline(s.test), body or [gast.Pass()], orelse))
-            return
-        if isinstance(s, ir.For):
-            from .reverse import _loop_range
-            out.append(gast.For(target=gast.Name(s.target, gast.Store(), None, None),
-                                iter=_loop_range(s, e),
-                                body=self._block(s.body) or [gast.Pass()], orelse=[],
-                                type_comment=None))
-            return
-        if isinstance(s, ir.While):
-            out.append(gast.While(test=e.inline(s.test), body=self._block(s.body) or [gast.Pass()],
-                                  orelse=[]))
-            return
-        lines = e.forward(s)
-        lines += self._tangent(s)
-        e.with_comment(s, out, lines)
+    def _lines(self, s: ir.Stmt) -> list[gast.stmt]:
+        """A statement's primal lines, then the lines that carry its tangent."""
+        return self.emitter.forward(s) + self.rules_for(s)
 
-    def _tangent(self, s: ir.Stmt) -> list[gast.stmt]:
-        if isinstance(s, ir.Effect):
-            if s.kind == "append" and s.target in self.varied:
-                value = self._tangent_atom(s.value)
-                return [expr_stmt(call(attr(self.dot(s.target), "append"), [value]))]
-            popped = ir.popped_list(s)
-            if popped is not None and popped in self.varied:   # xs.pop(): its tangents too
-                return [expr_stmt(call(attr(self.dot(popped), "pop"), []))]
-            if s.kind == "list_set" and s.target in self.varied:
-                index = self.emitter.atom(s.node)
-                target = gast.Subscript(value=name(self.dot(s.target)), slice=index,
-                                        ctx=gast.Store())
-                return [gast.Assign(targets=[target], value=self._tangent_atom(s.value),
-                                    type_comment=None)]
-            return []
-        if not isinstance(s, Assign):
-            return []
+    # --- the tangent lines of each statement (the dispatch shared with reverse mode) ---------
+    def nothing(self, s: ir.Stmt) -> list[gast.stmt]:
+        """No tangent, except the zeros of the values it assigns that have one elsewhere."""
+        if isinstance(s, Assign):
+            return [self._zeros(t) for t in s.targets if t in self.varied]
+        return []
+
+    def assignment(self, s: Assign) -> list[gast.stmt]:
         targets = [t for t in s.targets if t in self.varied]
         if not targets:
             return []
         op = s.op
-        if op.kind == "copy" and isinstance(op.args[0], ir.Const):
+        if op.kind is OpKind.COPY and isinstance(op.args[0], ir.Const):
             return [assign(self.dot(t), const(0.0)) for t in targets]   # a number's tangent
-        if op.kind == "list" and not op.args:      # xs = []: its tangents are appended alongside
+        if op.kind is OpKind.LIST and not op.args:   # xs = []: its tangents are appended alongside
             return [assign(self.dot(t), gast.List(elts=[], ctx=gast.Load())) for t in targets]
-        if not any(a in self.varied for a in ir.op_reads(op)) and op.kind != "pop":
+        if not any(a in self.varied for a in ir.op_reads(op)) and op.kind is not OpKind.POP:
             return [self._zeros(t) for t in targets]
-        if op.kind == "copy":
-            return [assign(self.dot(s.targets[0]), self._tangent_atom(op.args[0]))]
-        if op.kind in ("tuple", "list"):
-            values = [self._tangent_atom(a) for a in op.args]
-            if len(s.targets) > 1:
-                return [assign([self.dot(t) for t in s.targets],
-                               gast.Tuple(elts=values, ctx=gast.Load()))]
-            literal = gast.List(elts=values, ctx=gast.Load()) if op.kind == "list" else \
-                gast.Tuple(elts=values, ctx=gast.Load())
-            return [assign(self.dot(s.targets[0]), literal)]
-        if op.kind == "pop":
-            return [assign(self.dot(s.targets[0]), call(attr(self.dot(str(op.args[0])), "pop"),
-                                                        []))]
-        if op.kind == "user":
-            active = tuple(i for i, a in enumerate(op.args) if isinstance(a, str)
-                           and a in self.varied)
-            jvp = self.program.jvp(op.callee, active, array_arguments(op, self.act.arrays))
-            args = [self.emitter.atom(a) for a in op.args] + [name(self.dot(str(op.args[i])))
-                                                              for i in active]
-            # the forward line already computed the value; the jvp recomputes it alongside
-            return [assign(["_", self.dot(s.targets[0])], call(name(jvp), args))]
-        if op.kind != "prim":
-            return [self._zeros(t) for t in targets]
-        if op.prim == "list_getitem":
-            xs, index = op.args
-            return [assign(self.dot(s.targets[0]), gast.Subscript(
-                value=name(self.dot(str(xs))), slice=self.emitter.atom(index), ctx=gast.Load()))]
-        rule = TANGENTS.get(op.prim)
+        return self.operation(s)
+
+    def copy(self, s: Assign) -> list[gast.stmt]:
+        return [assign(self.dot(s.targets[0]), self._tangent_atom(s.op.args[0]))]
+
+    def sequence(self, s: Assign) -> list[gast.stmt]:
+        values = [self._tangent_atom(a) for a in s.op.args]
+        if len(s.targets) > 1:
+            return [assign([self.dot(t) for t in s.targets],
+                           gast.Tuple(elts=values, ctx=gast.Load()))]
+        literal = gast.List(elts=values, ctx=gast.Load()) if s.op.kind is OpKind.LIST else \
+            gast.Tuple(elts=values, ctx=gast.Load())
+        return [assign(self.dot(s.targets[0]), literal)]
+
+    def pop(self, s: Assign) -> list[gast.stmt]:
+        return [assign(self.dot(s.targets[0]), call(attr(self.dot(str(s.op.args[0])), "pop"),
+                                                    []))]
+
+    def user_call(self, s: Assign) -> list[gast.stmt]:
+        op = s.op
+        active = tuple(i for i, a in enumerate(op.args) if isinstance(a, str)
+                       and a in self.varied)
+        jvp = self.program.jvp(op.callee, active, array_arguments(op, self.act.arrays))
+        args = [self.emitter.atom(a) for a in op.args] + [name(self.dot(str(op.args[i])))
+                                                          for i in active]
+        # the forward line already computed the value; the jvp recomputes it alongside
+        return [assign(["_", self.dot(s.targets[0])], call(name(jvp), args))]
+
+    def list_item(self, s: Assign) -> list[gast.stmt]:
+        xs, index = s.op.args
+        return [assign(self.dot(s.targets[0]), gast.Subscript(
+            value=name(self.dot(str(xs))), slice=self.emitter.atom(index), ctx=gast.Load()))]
+
+    def primitive(self, s: Assign) -> list[gast.stmt]:
+        op = s.op
+        rule = rule_for(TANGENTS, op, "gradlab has no forward-mode rule for {}; add one with "
+                                      "@gradlab.tangent_rule")
         if rule is None:
-            if op.prim in NONDIFFERENTIABLE:
-                return [self._zeros(t) for t in targets]
-            raise NoRuleError(f"gradlab has no forward-mode rule for {op.source or op.prim}; "
-                              f"add one with @gradlab.tangent_rule")
-        binding = {rule.params[0]: name(s.targets[0])}
-        for pname, atom in bindings(op).items():
-            binding[pname] = self.emitter.atom(atom)
-            if pname == "index":
-                binding[pname] = index_value(binding[pname])
-        try:
-            instance = instantiate(rule, binding, self.dot, self.names.fresh,
-                                   lambda x: isinstance(x, gast.Name) and x.id in self.varied
-                                   and x.id not in s.frozen, label=str(op.source or op.prim))
-        except RuleGap as e:
-            raise _error(str(e), s.origin, str(op.source or op.prim)) from None
+            return self.nothing(s)
+        instance = apply_rule(rule, s, self.emitter, self.dot, self.names.fresh,
+                              lambda v: v in self.varied)
         lines: list[gast.stmt] = []
         for step in instance.steps:
-            if isinstance(step, gast.Assign):
-                lines.append(step)
+            if isinstance(step, Temporary):
+                lines.append(step.stmt)
                 continue
             value = _ZeroSpreads().visit(step.expr)
             if _is_zero(value):
@@ -199,6 +158,25 @@ class Forward:
             lines.append(assign(self.dot(step.target), self._subscripts(value)))
         return lines
 
+    def append(self, s: ir.Effect) -> list[gast.stmt]:
+        if s.target not in self.varied:
+            return []
+        return [expr_stmt(call(attr(self.dot(s.target), "append"), [self._tangent_atom(s.value)]))]
+
+    def list_set(self, s: ir.Effect) -> list[gast.stmt]:
+        if s.target not in self.varied:
+            return []
+        target = gast.Subscript(value=name(self.dot(s.target)), slice=self.emitter.atom(s.node),
+                                ctx=gast.Store())
+        return [gast.Assign(targets=[target], value=self._tangent_atom(s.value),
+                            type_comment=None)]
+
+    def kept_effect(self, s: ir.Effect) -> list[gast.stmt]:
+        popped = ir.popped_list(s)
+        if popped is not None and popped in self.varied:   # xs.pop(): its tangents too
+            return [expr_stmt(call(attr(self.dot(popped), "pop"), []))]
+        return []
+
     def _subscripts(self, value: gast.expr) -> gast.expr:
         """``gl.getitem(x_dot, i)`` reads better as ``x_dot[i]`` where the index is no array."""
         if (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
@@ -206,9 +184,7 @@ class Forward:
             index = value.args[1]
             names = {n.id for n in trees.walk(index) if isinstance(n, gast.Name)}
             if not names & self.act.arrays:
-                from .emit import not_plain_index
-                from .reverse import _subscript_index
-                written = _subscript_index(index)
+                written = subscript_index(index)
                 if not not_plain_index(written):
                     return gast.Subscript(value=value.args[0], slice=written, ctx=gast.Load())
         return value
@@ -240,15 +216,17 @@ class Forward:
         return assign(self.dot(v), call(attr(self.gl, helper), [name(v)]))
 
 
-def _tangent_reads_old(s: Assign) -> bool:
+
+def tangent_reads_old(s: Assign) -> bool:
     """``y = f(..y..)``: the forward line is written before the tangent line, so a tangent
-    that reads the old ``y`` (``y = y * y``; a call ``y = helper(y)``) needs its own name."""
+    that reads the old ``y`` (``y = y * y``; a call ``y = helper(y)``) needs its own name
+    (:mod:`.prepare` gives the new value one)."""
     target = s.targets[0]
     if target not in ir.op_reads(s.op):
         return False
-    if s.op.kind == "user":
+    if s.op.kind is OpKind.USER:
         return True
-    if s.op.kind != "prim":
+    if s.op.kind is not OpKind.PRIM:
         return False
     rule = TANGENTS.get(s.op.prim)
     if rule is None:
@@ -274,23 +252,3 @@ class _ZeroSpreads(gast.NodeTransformer):
                                                  ctx=gast.Load()),
                              args=[node.args[1]], keywords=[])
         return node
-
-
-def is_generated(fn: Any) -> bool:
-    """Whether ``fn`` is gradlab's own generated code (compiled under a ``<gradlab:...>`` name),
-    which ``hvp`` differentiates."""
-    code = getattr(fn, "__code__", None)
-    return code is not None and code.co_filename.startswith("<gradlab:")
-
-
-def _lists(fn: ir.Function) -> set[str]:
-    from .reverse import _list_names
-    return _list_names(fn)
-
-
-def _error(message: str, origin: Any, construct: str = "") -> Exception:
-    from ..errors import GradlabSyntaxError
-    return GradlabSyntaxError(message, construct=construct,
-                              filename=origin.filename if origin else "<unknown>",
-                              lineno=origin.lineno if origin else None,
-                              line=origin.text if origin else "")

@@ -5,7 +5,7 @@ recomputed on every iteration no longer needs saving on every iteration for the 
 from __future__ import annotations
 
 from . import ir
-from .ir import Assign
+from .ir import Assign, OpKind
 
 
 def hoist(stmts: list[ir.Stmt], all_stmts: list[ir.Stmt] | None = None) -> None:
@@ -31,7 +31,7 @@ def _invariants(loop: ir.For | ir.While, root: list[ir.Stmt]) -> list[ir.Stmt]:
         for s in list(loop.body):
             if not isinstance(s, Assign) or len(s.targets) != 1:
                 continue
-            if s.op.kind not in ("prim", "copy") or s.op.prim in ("uniform", "normal"):
+            if s.op.kind not in (OpKind.PRIM, OpKind.COPY) or s.op.prim in ("uniform", "normal"):
                 continue
             target = s.targets[0]
             if ir.op_reads(s.op) & written:

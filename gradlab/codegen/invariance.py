@@ -23,7 +23,7 @@ from typing import Any
 import gast
 
 from . import ir
-from .ir import Assign
+from .ir import Assign, OpKind
 
 #: Reductions whose result is constant along the reduced axes (a valid shift).
 _SHIFTS = {"max", "min", "mean", "sum"}
@@ -41,10 +41,11 @@ def freeze_shifts(fn: ir.Function) -> None:
         for n in ir.stmt_reads(s):
             readers.setdefault(n, []).append(s)
     readers.setdefault(fn.result, []).append(None)   # read by the return
+    uses = _Uses(definitions, readers)
     for block in _blocks(fn.body):
         for position, s in enumerate(block):
-            if isinstance(s, Assign) and s.op.kind == "prim" and s.op.prim == "subtract":
-                _freeze_if_shift(s, block[position + 1:], definitions, readers)
+            if isinstance(s, Assign) and s.op.kind is OpKind.PRIM and s.op.prim == "subtract":
+                _freeze_if_shift(s, block[position + 1:], uses)
 
 
 def _blocks(stmts: list[ir.Stmt]) -> list[list[ir.Stmt]]:
@@ -55,68 +56,91 @@ def _blocks(stmts: list[ir.Stmt]) -> list[list[ir.Stmt]]:
     return out
 
 
-def _freeze_if_shift(difference: Assign, after: list[ir.Stmt],
-                     definitions: dict[str, list[ir.Stmt]],
-                     readers: dict[str, list[ir.Stmt | None]]) -> None:
+class _Uses:
+    """Which statements define and which read each name of a function."""
+
+    def __init__(self, definitions: dict[str, list[ir.Stmt]],
+                 readers: dict[str, list[ir.Stmt | None]]) -> None:
+        self.definitions = definitions
+        self.readers = readers
+
+    def single(self, name: str) -> bool:
+        """Whether ``name`` is assigned once."""
+        return len(self.definitions.get(name, [])) == 1
+
+    def steps(self, name: str, prim: str, reduction: bool = False) -> list[Assign]:
+        """The statements ``_ = prim(name)`` among ``name``'s readers."""
+        return [a for r in self.readers.get(name, [])
+                if (a := _unary(r, prim, name, reduction)) is not None]
+
+    def read_once(self, name: str) -> bool:
+        return len(self.readers.get(name, [])) == 1
+
+
+def _freeze_if_shift(difference: Assign, after: list[ir.Stmt], uses: _Uses) -> None:
+    """``d = x - c``: when ``d`` only goes through ``exp``, a sum and one of the identities
+    (see :func:`freeze_shifts`), ``c`` is frozen in ``d`` and in the identity's last step."""
     op = difference.op
     if len(op.args) != 2 or op.kwargs or len(difference.targets) != 1:
         return
     x, c = op.args
     d = difference.targets[0]
-    if not (isinstance(x, str) and isinstance(c, str)) or x == c or len(definitions[d]) != 1:
+    if not (isinstance(x, str) and isinstance(c, str)) or x == c or not uses.single(d):
         return
-
-    def single(name: str) -> bool:
-        return len(definitions.get(name, [])) == 1
-
-    def steps(name: str, prim: str, reduction: bool = False) -> list[Assign]:
-        """The statements ``_ = prim(name)`` among ``name``'s readers."""
-        return [a for r in readers.get(name, [])
-                if (a := _unary(r, prim, name, reduction)) is not None]
-
-    exps = steps(d, "exp")
-    if len(exps) != 1 or not single(exp_name := exps[0].targets[0]):
+    exps = uses.steps(d, "exp")
+    if len(exps) != 1 or not uses.single(exp_name := exps[0].targets[0]):
         return
     exp = exps[0]
-    sums = steps(exp_name, "sum", reduction=True)
-    if len(sums) != 1 or not single(sum_name := sums[0].targets[0]):
+    sums = uses.steps(exp_name, "sum", reduction=True)
+    if len(sums) != 1 or not uses.single(sums[0].targets[0]):
         return
     total = sums[0]
-    readers_of_d = readers[d]
-    one_use = len(readers_of_d) == 1
-    log = steps(sum_name, "log")
-    log = log if len(log) == 1 and len(readers[sum_name]) == 1 and len(readers[exp_name]) == 1 \
-        else []
-    result: Assign | None = None
-    why = ""
-    if log:
-        lse = log[0].targets[0]
-        uses = readers.get(lse, [])
-        r = uses[0] if len(uses) == 1 and single(lse) else None
-        if isinstance(r, Assign) and r.op.kind == "prim" and not r.op.kwargs:
-            if r.op.prim == "add" and sorted(map(str, r.op.args)) == sorted([c, lse]) \
-                    and one_use:
-                result, why = r, f"{c} + log(sum(exp({x} - {c}))) does not depend on {c}"
-            elif r.op.prim == "subtract" and r.op.args == [d, lse] and len(readers_of_d) == 2 \
-                    and {id(u) for u in readers_of_d} == {id(exp), id(r)}:
-                result, why = r, f"({x} - {c}) - log(sum(exp({x} - {c}))) does not depend on {c}"
-    elif one_use and len(readers.get(sum_name, [])) == 1 and len(readers[exp_name]) == 2:
-        r = readers[sum_name][0]
-        if isinstance(r, Assign) and r.op.kind == "prim" and r.op.prim == "divide" and (
-                r.op.args == [exp_name, sum_name]) and not r.op.kwargs:
-            result, why = r, f"exp({x} - {c}) / sum(exp({x} - {c})) does not depend on {c}"
-    if result is None or not _in_order(after, [exp, total, *log, result], c):
+    closing = _identity_closed(uses, x, c, d, exp, total)
+    if closing is None:
         return
-    if not _valid_shift(definitions.get(c, []), total):
+    result, why, log = closing
+    if not _in_order(after, [exp, total, *log, result], c):
+        return
+    if not _valid_shift(uses.definitions.get(c, []), total):
         return
     difference.frozen = {**difference.frozen, c: why}
     if c in ir.op_reads(result.op):
         result.frozen = {**result.frozen, c: why}
 
 
+def _identity_closed(uses: _Uses, x: str, c: str, d: str, exp: Assign, total: Assign
+                     ) -> tuple[Assign, str, list[Assign]] | None:
+    """The step that closes an identity after ``exp(d)`` and its sum ``total``: ``c + log(total)``
+    (logsumexp), ``d - log(total)`` (log-softmax) or ``exp / total`` (softmax), with why it does
+    not depend on ``c`` and the ``log`` step between (if any); None when there is none."""
+    exp_name, sum_name = exp.targets[0], total.targets[0]
+    readers_of_d = uses.readers[d]
+    one_use = len(readers_of_d) == 1
+    log = uses.steps(sum_name, "log")
+    log = log if len(log) == 1 and uses.read_once(sum_name) and uses.read_once(exp_name) else []
+    if log:
+        lse = log[0].targets[0]
+        found = uses.readers.get(lse, [])
+        r = found[0] if len(found) == 1 and uses.single(lse) else None
+        if not isinstance(r, Assign) or r.op.kind is not OpKind.PRIM or r.op.kwargs:
+            return None
+        if r.op.prim == "add" and sorted(map(str, r.op.args)) == sorted([c, lse]) and one_use:
+            return r, f"{c} + log(sum(exp({x} - {c}))) does not depend on {c}", log
+        if r.op.prim == "subtract" and r.op.args == [d, lse] and len(readers_of_d) == 2 \
+                and {id(u) for u in readers_of_d} == {id(exp), id(r)}:
+            return r, f"({x} - {c}) - log(sum(exp({x} - {c}))) does not depend on {c}", log
+        return None
+    if one_use and uses.read_once(sum_name) and len(uses.readers[exp_name]) == 2:
+        r = uses.readers[sum_name][0]
+        if isinstance(r, Assign) and r.op.kind is OpKind.PRIM and r.op.prim == "divide" and (
+                r.op.args == [exp_name, sum_name]) and not r.op.kwargs:
+            return r, f"exp({x} - {c}) / sum(exp({x} - {c})) does not depend on {c}", []
+    return None
+
+
 def _unary(s: ir.Stmt | None, prim: str, arg: str, reduction: bool = False) -> Assign | None:
     """``s`` when it is ``target = prim(arg)`` (keyword arguments only for a reduction)."""
-    if not isinstance(s, Assign) or s.op.kind != "prim" or s.op.prim != prim:
+    if not isinstance(s, Assign) or s.op.kind is not OpKind.PRIM or s.op.prim != prim:
         return None
     if s.op.args != [arg] or len(s.targets) != 1 or (s.op.kwargs and not reduction):
         return None
@@ -142,7 +166,7 @@ def _valid_shift(defs: list[ir.Stmt], reduction: Assign) -> bool:
     if len(defs) != 1 or not isinstance(defs[0], Assign):
         return False
     op = defs[0].op
-    if op.kind != "prim" or op.prim not in _SHIFTS or len(op.args) != 1:
+    if op.kind is not OpKind.PRIM or op.prim not in _SHIFTS or len(op.args) != 1:
         return False
     axis, keepdims = _reduction_axes(op), _reduction_axes(reduction.op)
     if axis is None or keepdims is None or axis != keepdims:

@@ -9,10 +9,12 @@ inside the records ("inline" expressions); everything that can carry a gradient 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Iterator, Union
 
 import gast
 
+from ..errors import GradlabSyntaxError
 from . import trees
 
 
@@ -32,17 +34,55 @@ class Const:
     value: Any
 
 
+def refusal(message: str, origin: Origin | None, construct: str = "") -> GradlabSyntaxError:
+    """The error refusing a construct, pointing at the user's line it came from."""
+    return GradlabSyntaxError(message, construct=construct,
+                              filename=origin.filename if origin else "<unknown>",
+                              lineno=origin.lineno if origin else None,
+                              line=origin.text if origin else "")
+
+
 #: An operand: a variable name, a literal, or an inline (never differentiated) gast expression.
 Atom = Union[str, Const, gast.expr]
+
+
+class Kind(str, Enum):
+    """A kind of operation or effect. Its value is the word it is shown as (a graph's label)."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+
+class OpKind(Kind):
+    """What an :class:`Op` computes."""
+
+    PRIM = "prim"        # a primitive of the tensor layer (``tanh``, ``add``, ``getitem``...)
+    USER = "user"        # a call of the user's own function (``Op.callee``), differentiated too
+    COPY = "copy"        # the value of one atom (``a = b``, ``a = 2.0``)
+    TUPLE = "tuple"      # a tuple of atoms (``a, b = b, a``; a framework's pair of results)
+    LIST = "list"        # a Python list of atoms (``xs = [a, b]``)
+    STATIC = "static"    # an inline expression kept as written (``Op.node``): no gradient
+    POP = "pop"          # ``xs.pop()``: the last item of a list, which loses it
+
+
+class EffectKind(Kind):
+    """Why an :class:`Effect` statement is kept."""
+
+    APPEND = "append"        # ``xs.append(v)``: the list grows
+    LIST_SET = "list_set"    # ``xs[i] = v`` on a Python list
+    INPLACE = "inplace"      # ``x.sort()``, ``x.fill_(...)``: an array method that changes it
+    STATIC = "static"        # code kept as written for its effect: ``print``, ``assert``...
 
 
 @dataclass
 class Op:
     """One operation: a primitive (``tanh``, ``add``, ``getitem``...), a call of the user's own
-    function (``callee``), or one of the structural kinds (``copy``, ``tuple``, ``list``,
-    ``static`` for an inline expression kept as written)."""
+    function (``callee``), or one of the structural kinds (see :class:`OpKind`)."""
 
-    kind: str                                   # 'prim' | 'user' | 'copy' | 'tuple' | 'list' | 'static'
+    kind: OpKind
     prim: str = ""                              # primitive name for kind 'prim'
     args: list[Atom] = field(default_factory=list)
     kwargs: dict[str, Atom] = field(default_factory=dict)
@@ -52,6 +92,12 @@ class Op:
     source: Any = None                          # what the user called (for error messages)
     #: for a 'tuple' a framework returns with named items (``torch.max(x, 1).values``)
     fields: tuple[str, ...] = ()
+    #: a 'static' call of something with no rule (a function of a library gradlab does not
+    #: know): refused if a gradient flows into it (there is no rule to give one back)
+    unknown: bool = False
+    #: a 'static' attribute gradlab does not know on one of the user's values (``x.foo``):
+    #: refused if that value carries a gradient
+    attribute: str = ""
 
 
 @dataclass
@@ -72,10 +118,10 @@ class Assign(Stmt):
 
 @dataclass
 class Effect(Stmt):
-    """A statement kept for its effect: ``xs.append(v)`` (kind 'append'), or inline code such
-    as ``print(...)``/``assert`` (kind 'static')."""
+    """A statement kept for its effect (see :class:`EffectKind`): ``xs.append(v)``,
+    ``xs[i] = v``, an in-place method, or inline code such as ``print(...)``/``assert``."""
 
-    kind: str
+    kind: EffectKind
     target: str = ""
     value: Atom | None = None
     node: gast.stmt | None = None
@@ -84,7 +130,7 @@ class Effect(Stmt):
 
 def popped_list(s: "Stmt") -> str | None:
     """``xs.pop()`` on a line of its own (the value dropped): the list's name, else None."""
-    if not isinstance(s, Effect) or s.kind != "static" or s.node is None:
+    if not isinstance(s, Effect) or s.kind is not EffectKind.STATIC or s.node is None:
         return None
     call = getattr(s.node, "value", None)
     if (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
@@ -211,7 +257,7 @@ def op_reads(op: Op) -> set[str]:
 def stmt_reads(s: Stmt) -> set[str]:
     """Names a statement reads itself (not counting nested blocks)."""
     if isinstance(s, Assign):
-        return op_reads(s.op) | (atom_names(s.op.args[0]) if s.op.kind == "pop" else set())
+        return op_reads(s.op) | (atom_names(s.op.args[0]) if s.op.kind is OpKind.POP else set())
     if isinstance(s, Effect):
         names = atom_names(s.value) | ({s.target} if s.target else set())
         if s.node is not None:
@@ -232,7 +278,7 @@ def stmt_writes(s: Stmt) -> set[str]:
     """Names a statement assigns itself (not counting nested blocks)."""
     if isinstance(s, Assign):
         return set(s.targets)
-    if isinstance(s, Effect) and s.kind in ("append", "list_set"):
+    if isinstance(s, Effect) and s.kind in (EffectKind.APPEND, EffectKind.LIST_SET):
         return {s.target}
     if isinstance(s, For):
         return {s.target}
@@ -252,4 +298,21 @@ def reads_in(stmts: list[Stmt]) -> set[str]:
     out: set[str] = set()
     for s in walk(stmts):
         out |= stmt_reads(s)
+    return out
+
+
+def list_names(fn: Function) -> set[str]:
+    """The names that hold a Python list (of arrays): built from a list literal, by ``append``,
+    by a primitive that returns one (``split``), or read with ``list_getitem``."""
+    out: set[str] = set()
+    for s in walk(fn.body):
+        if isinstance(s, Assign) and s.op.kind is OpKind.LIST:
+            out.update(s.targets)
+        if isinstance(s, Assign) and s.op.kind is OpKind.PRIM and s.op.prim in LIST_RESULTS:
+            out.update(s.targets)
+        if isinstance(s, Effect) and s.kind is EffectKind.APPEND:
+            out.add(s.target)
+        if isinstance(s, Assign) and s.op.kind is OpKind.PRIM and s.op.prim == "list_getitem":
+            if isinstance(s.op.args[0], str):
+                out.add(s.op.args[0])
     return out

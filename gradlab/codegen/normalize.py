@@ -6,21 +6,23 @@ is generated: a refusal is always better than a silently wrong gradient.
 """
 from __future__ import annotations
 
+import ast
 import builtins
 import inspect
 from typing import Any
 
 import gast
 
-from ..errors import GradlabSyntaxError
 from ..tensor.spec import BOOLEAN, NONDIFFERENTIABLE, PRIMITIVES
 from . import ir, trees
 from .expand import expand
-from .ir import Assign, Const, Op
+from .ir import Assign, Const, EffectKind, Op, OpKind
 from .naming import Names, binop_hint, describe
 from .parse import ParsedFunction
-from .primitives import ATTRIBUTES, INPLACE_METHODS
-from .resolve import BindError, Resolution, Resolver, dotted, signature
+from .primitives import ATTRIBUTES, INPLACE_METHODS, signature
+from .rules import custom_signature, is_custom
+from .resolve import BindError, Resolution, Resolver, callee_text, dotted
+from .structure import lower_returns
 
 
 def value_params(prim: str) -> tuple[str, ...]:
@@ -66,12 +68,11 @@ class Normalizer:
     def __init__(self, parsed: ParsedFunction, names: Names, dialect: str = "numpy") -> None:
         self.parsed = parsed
         self.names = names
-        self.locals = _assigned_names(parsed.node)
+        self.locals = assigned_names(parsed.node)
         self.resolver = Resolver(parsed.scope, self.locals, dialect)
         self.lists: set[str] = set()
         self.out: list[ir.Stmt] = []
         self.origin: ir.Origin | None = None
-        self.loop_depth = 0
         self.temporaries: set[str] = set()
         self.fields: dict[str, tuple[str, ...]] = {}   # name -> its items' names
         self.booleans: set[str] = set()                # names that hold booleans
@@ -94,7 +95,6 @@ class Normalizer:
         fn = ir.Function(node.name, params, defaults, body, origin=self.parsed.origin(node),
                          temporaries=self.temporaries)
         fn.result = self.result
-        from .structure import lower_returns
         lower_returns(fn, self.names, self.parsed)
         return fn
 
@@ -181,18 +181,7 @@ class Normalizer:
         elif isinstance(node, gast.Expr):
             self._expr_stmt(node)
         elif isinstance(node, gast.Return):
-            value: ir.Atom | None = None
-            if self.result:   # several returns: each assigns the one result variable
-                self.assign_to(self.result, node.value if node.value is not None else
-                               gast.Constant(value=None, kind=None))
-                value = self.result
-            elif node.value is not None:
-                if isinstance(node.value, gast.Name) or _literal(node.value) is not None:
-                    value = self.atom(node.value)
-                else:   # the value is named after the function: `return mean(h)` -> loss = ...
-                    value = self.names.fresh(self.parsed.name)
-                    self.assign_to(value, node.value)
-            self.emit(ir.Return(self.origin, value))
+            self._return(node)
         elif isinstance(node, gast.If):
             test = self.inline(node.test)
             body, orelse = self.block(node.body), self.block(node.orelse)
@@ -201,9 +190,7 @@ class Normalizer:
             self._for(node)
         elif isinstance(node, gast.While):
             test = self.inline(node.test)
-            self.loop_depth += 1
             body = self.block(node.body)
-            self.loop_depth -= 1
             self.emit(ir.While(self.origin, test, body))
         elif isinstance(node, gast.Break):
             self.emit(ir.Break(self.origin))
@@ -212,12 +199,26 @@ class Normalizer:
         elif isinstance(node, gast.Pass):
             pass
         elif isinstance(node, (gast.Assert, gast.Raise)):
-            self.emit(ir.Effect(self.origin, "static", node=node))
+            self.emit(ir.Effect(self.origin, EffectKind.STATIC, node=node))
         elif isinstance(node, gast.With):
             self._insert_grad_of(node)
         else:
             raise self.parsed.error(f"{type(node).__name__} statements are not supported",
                                     node, type(node).__name__)
+
+    def _return(self, node: gast.Return) -> None:
+        value: ir.Atom | None = None
+        if self.result:   # several returns: each assigns the one result variable
+            self.assign_to(self.result, node.value if node.value is not None else
+                           gast.Constant(value=None, kind=None))
+            value = self.result
+        elif node.value is not None:
+            if isinstance(node.value, gast.Name) or _literal(node.value) is not None:
+                value = self.atom(node.value)
+            else:   # the value is named after the function: `return mean(h)` -> loss = ...
+                value = self.names.fresh(self.parsed.name)
+                self.assign_to(value, node.value)
+        self.emit(ir.Return(self.origin, value))
 
     def _assign(self, node: gast.Assign) -> None:
         if len(node.targets) > 1:
@@ -245,13 +246,13 @@ class Normalizer:
             names.append(elt.id)
         if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(names):
             atoms = [self.atom(v) for v in value.elts]
-            self.emit(Assign(self.origin, names, Op("tuple", args=atoms)))
+            self.emit(Assign(self.origin, names, Op(OpKind.TUPLE, args=atoms)))
             for n in names:
                 self.lists.discard(n)
             return
         if isinstance(value, gast.Call):   # a call that gives a pair: v, i = torch.max(x, 1)
             op, hint = self.op(value)
-            if op.kind == "tuple" and len(op.args) == len(names):
+            if op.kind is OpKind.TUPLE and len(op.args) == len(names):
                 self.emit(Assign(self.origin, names, op))
                 for n in names:
                     self.lists.discard(n)
@@ -263,7 +264,7 @@ class Normalizer:
             source = self._bind_temp("parts", source)
         self.lists.add(source)
         for i, n in enumerate(names):
-            self.emit(Assign(self.origin, [n], Op("prim", "list_getitem", [source, Const(i)],
+            self.emit(Assign(self.origin, [n], Op(OpKind.PRIM, "list_getitem", [source, Const(i)],
                                                   style="subscript")))
             self.lists.discard(n)
 
@@ -275,12 +276,12 @@ class Normalizer:
         name = target.value.id
         if name in self.lists:
             v = self.atom(value)
-            self.emit(ir.Effect(self.origin, "list_set", target=name, value=v,
+            self.emit(ir.Effect(self.origin, EffectKind.LIST_SET, target=name, value=v,
                                 node=self.inline(target.slice)))
             return
         v = self.atom(value)
         index = self.inline(target.slice)
-        self.emit(Assign(self.origin, [name], Op("prim", prim, [name, index, v])))
+        self.emit(Assign(self.origin, [name], Op(OpKind.PRIM, prim, [name, index, v])))
 
     def _augassign(self, node: gast.AugAssign) -> None:
         target = node.target
@@ -317,14 +318,14 @@ class Normalizer:
                     if len(value.args) != 1 or value.keywords:
                         raise self.parsed.error("append takes one value", node, "append")
                     v = self.atom(value.args[0])
-                    self.emit(ir.Effect(self.origin, "append", target=parts[0], value=v))
+                    self.emit(ir.Effect(self.origin, EffectKind.APPEND, target=parts[0], value=v))
                     self.lists.add(parts[0])
                     return
                 if method in INPLACE_METHODS or method.endswith("_"):
-                    self.emit(ir.Effect(self.origin, "inplace", target=parts[0],
+                    self.emit(ir.Effect(self.origin, EffectKind.INPLACE, target=parts[0],
                                         node=gast.Expr(value=value)))
                     return
-        effect = ir.Effect(self.origin, "static", node=gast.Expr(value=self.inline(value)))
+        effect = ir.Effect(self.origin, EffectKind.STATIC, node=gast.Expr(value=self.inline(value)))
         if isinstance(value, gast.Call):
             effect.call = self._discarded_call(value)
         self.emit(effect)
@@ -336,13 +337,28 @@ class Normalizer:
         try:
             res = self.resolver.call(node)
         except BindError:       # e.g. out=, which no primitive takes
-            from .resolve import _label
-            return _label(node.func)
+            return callee_text(node.func)
         return res.label if res.kind == "unknown" else ""
 
     def _for(self, node: gast.For) -> None:
+        """Every ``for`` as ``for i in range(...)``: a loop over a sequence's rows, over
+        ``enumerate`` or ``zip`` reads its items by index at the top of the body."""
+        index, range_args, rows, reverse = self._loop_over(node)
+        saved = self.out
+        self.out = []
+        for row_name, seq in rows:
+            self.emit(Assign(self.origin, [row_name], Op(OpKind.PRIM, "getitem", [seq, gast.Name(
+                index, gast.Load(), None, None)], style="subscript")))
+        for s in node.body:
+            self.stmt(s)
+        body, self.out = self.out, saved
+        self.emit(ir.For(self.origin, index, range_args, body, reverse=reverse))
+
+    def _loop_over(self, node: gast.For
+                   ) -> tuple[str, list[gast.expr], list[tuple[str, ir.Atom]], bool]:
+        """What a ``for`` loops over: its index, the arguments of its ``range``, the names bound
+        to a row of a sequence at each step, and whether it counts down (``reversed``)."""
         target, it = node.target, node.iter
-        pre: list[tuple[str, ir.Atom]] = []
         parts = dotted(it.func) if isinstance(it, gast.Call) else None
         call = it if isinstance(it, gast.Call) else None
         resolved = self.resolver.call(call) if call is not None and parts else None
@@ -352,42 +368,28 @@ class Normalizer:
                 call.args[0], gast.Call) and dotted(call.args[0].func) == ["range"]:
             call, label, reverse = call.args[0], "range", True
         if call is not None and label == "range" and isinstance(target, gast.Name):
-            index = target.id
-            range_args = [self.inline(a) for a in call.args]
-        elif call is not None and label == "enumerate" and isinstance(target, gast.Tuple) \
+            return target.id, [self.inline(a) for a in call.args], [], reverse
+        if call is not None and label == "enumerate" and isinstance(target, gast.Tuple) \
                 and len(target.elts) == 2 and all(isinstance(e, gast.Name) for e in target.elts):
-            index = target.elts[0].id
             seq = self.atom(call.args[0])
-            range_args = [_len_of(seq)]
-            pre = [(target.elts[1].id, seq)]  # type: ignore[attr-defined]
-        elif call is not None and label == "zip" and isinstance(target, gast.Tuple) \
+            value = target.elts[1].id  # type: ignore[attr-defined]
+            return target.elts[0].id, [_len_of(seq)], [(value, seq)], reverse  # type: ignore[attr-defined]
+        if call is not None and label == "zip" and isinstance(target, gast.Tuple) \
                 and all(isinstance(e, gast.Name) for e in target.elts):
             seqs = [self.atom(a) for a in call.args]
             index = self.names.fresh("i")
             lengths = [_len_of(s) for s in seqs]
             range_args = [lengths[0] if len(lengths) == 1 else gast.Call(
                 func=gast.Name("min", gast.Load(), None, None), args=lengths, keywords=[])]
-            pre = [(e.id, s) for e, s in zip(target.elts, seqs)]  # type: ignore[attr-defined]
-        elif isinstance(target, gast.Name) and not (call is not None and label in (
+            rows = [(e.id, s) for e, s in zip(target.elts, seqs)]  # type: ignore[attr-defined]
+            return index, range_args, rows, reverse
+        if isinstance(target, gast.Name) and not (call is not None and label in (
                 "reversed", "zip", "enumerate", "iter", "map", "filter")):
             seq = self.atom(it)
             index = self.names.fresh(f"{target.id}_index" if len(target.id) > 1 else "i")
-            range_args = [_len_of(seq)]
-            pre = [(target.id, seq)]
-        else:
-            raise self.parsed.error("gradlab loops over range(...), over an array's rows, "
-                                    "enumerate(...) or zip(...)", node, "for loop")
-        self.loop_depth += 1
-        saved = self.out
-        self.out = []
-        for row_name, seq in pre:
-            self.emit(Assign(self.origin, [row_name], Op("prim", "getitem", [seq, gast.Name(
-                index, gast.Load(), None, None)], style="subscript")))
-        for s in node.body:
-            self.stmt(s)
-        body, self.out = self.out, saved
-        self.loop_depth -= 1
-        self.emit(ir.For(self.origin, index, range_args, body, reverse=reverse))
+            return index, [_len_of(seq)], [(target.id, seq)], reverse
+        raise self.parsed.error("gradlab loops over range(...), over an array's rows, "
+                                "enumerate(...) or zip(...)", node, "for loop")
 
     def _insert_grad_of(self, node: gast.With) -> None:
         item = node.items[0]
@@ -424,19 +426,19 @@ class Normalizer:
                                               attr="dtype", ctx=gast.Load()),
                           args=[trees.clone(like)], keywords=[])
         return self._bind_temp(f"{_hint(atom) or 'mask'}_as_number",
-                               Op("prim", "astype", [atom, dtype]))
+                               Op(OpKind.PRIM, "astype", [atom, dtype]))
 
     def _note_kind(self, target: str, op: Op) -> None:
         """Whether ``target`` now holds a Python list (items read with ``list_getitem``) and
         whether its items have names (``.values`` of ``torch.max(x, 1)``)."""
-        copied = op.kind == "copy" and isinstance(op.args[0], str)
-        if op.kind == "list" or op.fields or (copied and op.args[0] in self.lists) or (
+        copied = op.kind is OpKind.COPY and isinstance(op.args[0], str)
+        if op.kind is OpKind.LIST or op.fields or (copied and op.args[0] in self.lists) or (
                 op.prim in ir.LIST_RESULTS):
             self.lists.add(target)
         else:
             self.lists.discard(target)
-        boolean = (op.kind == "prim" and NONDIFFERENTIABLE.get(op.prim) == BOOLEAN) or (
-            op.kind == "static" and self._boolean(op.node)) or (  # type: ignore[arg-type]
+        boolean = (op.kind is OpKind.PRIM and NONDIFFERENTIABLE.get(op.prim) == BOOLEAN) or (
+            op.kind is OpKind.STATIC and self._boolean(op.node)) or (  # type: ignore[arg-type]
             copied and op.args[0] in self.booleans)
         if boolean:
             self.booleans.add(target)
@@ -456,14 +458,14 @@ class Normalizer:
         if literal is not None:
             return literal
         op, hint = self.op(node)
-        if op.kind == "static" and _inline_ok(op):
+        if op.kind is OpKind.STATIC and _inline_ok(op):
             return op.node  # type: ignore[return-value]
-        if op.kind == "copy":
+        if op.kind is OpKind.COPY:
             return op.args[0]
         return self._bind_temp(hint, op)
 
     def _bind_temp(self, hint: str, op_or_atom: Any) -> str:
-        op = op_or_atom if isinstance(op_or_atom, Op) else Op("copy", args=[op_or_atom])
+        op = op_or_atom if isinstance(op_or_atom, Op) else Op(OpKind.COPY, args=[op_or_atom])
         key = _memo_key(op)
         memo = getattr(self, "memo", {})
         if key is not None and key in memo:   # the same computation twice in one line
@@ -488,29 +490,29 @@ class Normalizer:
     def op(self, node: gast.expr) -> tuple[Op, str]:
         """One operation whose operands are atoms, and a name hint for its result."""
         if isinstance(node, gast.Name):
-            return Op("copy", args=[node.id]), node.id
+            return Op(OpKind.COPY, args=[node.id]), node.id
         literal = _literal(node)
         if literal is not None:
-            return Op("copy", args=[literal]), "const"
+            return Op(OpKind.COPY, args=[literal]), "const"
         if isinstance(node, gast.BinOp):
             prim = _BINOPS.get(type(node.op))
             if prim is None:
-                return Op("static", node=node), "value"
+                return Op(OpKind.STATIC, node=node), "value"
             left, right = self.atom(node.left), self.atom(node.right)
             hint = binop_hint(node.op, _hint(left), _hint(right))
             if prim in _ARITHMETIC:
                 left, right = self._as_number(left, right), self._as_number(right, left)
             style = "call" if prim == "matmul" else "binop"
-            return Op("prim", prim, [left, right], style=style), hint
+            return Op(OpKind.PRIM, prim, [left, right], style=style), hint
         if isinstance(node, gast.UnaryOp):
             if isinstance(node.op, gast.USub):
                 x = self.atom(node.operand)
-                return Op("prim", "negative", [x], style="unary"), f"neg_{_hint(x)}"
+                return Op(OpKind.PRIM, "negative", [x], style="unary"), f"neg_{_hint(x)}"
             if isinstance(node.op, gast.UAdd):
-                return Op("copy", args=[self.atom(node.operand)]), "value"
-            return Op("static", node=node), "flag"
+                return Op(OpKind.COPY, args=[self.atom(node.operand)]), "value"
+            return Op(OpKind.STATIC, node=node), "flag"
         if isinstance(node, (gast.Compare, gast.BoolOp, gast.JoinedStr, gast.Dict)):
-            return Op("static", node=node), "flag" if not isinstance(node, gast.JoinedStr) else "text"
+            return Op(OpKind.STATIC, node=node), "flag" if not isinstance(node, gast.JoinedStr) else "text"
         if isinstance(node, gast.Call):
             return self._call(node)
         if isinstance(node, gast.Attribute):
@@ -521,10 +523,10 @@ class Normalizer:
             return self._ifexp(node)
         if isinstance(node, (gast.Tuple, gast.List)):
             atoms = [self.atom(e) for e in node.elts]
-            kind = "list" if isinstance(node, gast.List) else "tuple"
-            if all(isinstance(a, Const) for a in atoms) and kind == "tuple":
+            kind = OpKind.LIST if isinstance(node, gast.List) else OpKind.TUPLE
+            if all(isinstance(a, Const) for a in atoms) and kind is OpKind.TUPLE:
                 values = tuple(a.value for a in atoms if isinstance(a, Const))
-                return Op("copy", args=[Const(values)]), "const"
+                return Op(OpKind.COPY, args=[Const(values)]), "const"
             return Op(kind, args=atoms), "_".join(_hint(a) for a in atoms)[:20] or "items"
         raise self.parsed.error(f"{type(node).__name__} expressions are not supported",
                                 node, type(node).__name__)
@@ -543,28 +545,50 @@ class Normalizer:
             if not isinstance(receiver, gast.Name):
                 raise self.parsed.error("pop() works on a list variable", node, "pop")
             self.lists.add(receiver.id)
-            return Op("pop", args=[receiver.id]), f"{receiver.id}_item"
+            return Op(OpKind.POP, args=[receiver.id]), f"{receiver.id}_item"
         if res.kind == "static":
-            return Op("static", node=node, source=res.label), res.label.split(".")[-1]
+            return Op(OpKind.STATIC, node=node, source=res.label), res.label.split(".")[-1]
         root = res.label.split(".")[0]
         if res.callee is None and root.isidentifier() and root not in self.locals and not (
                 self.parsed.scope.lookup(root)[0]):
             raise self.parsed.error(f"name {root!r} is not defined", node, "unknown name")
-        return (Op("static", node=node, source=res.label, callee=res.callee, kwargs={
-            "__unknown__": Const(True)}), res.label.split(".")[-1])
+        return (Op(OpKind.STATIC, node=node, source=res.label, callee=res.callee, unknown=True),
+                res.label.split(".")[-1])
 
     def _prim(self, res: Resolution, node: gast.Call) -> tuple[Op, str]:
-        from .rules import is_custom
         prim, bound = res.prim, res.args
         if prim == "array":
             prim, bound = _conversion(bound, self.lists)
             if prim == "copy" and res.conversion == "same":
-                return Op("copy", args=[self.atom(bound["x"])]), "array"
+                return Op(OpKind.COPY, args=[self.atom(bound["x"])]), "array"
             if prim == "copy" and res.conversion == "detached":
                 prim = "stop_gradient"
         word = _prim_word(prim) if prim != "copy" else "array"
         custom = is_custom(prim)
-        sig = signature(prim) if not custom else _custom_sig(prim)
+        args, kwargs = self._operands(prim, bound, res, node, custom)
+        if prim == "sum_list" and not (isinstance(args[0], str) and args[0] in self.lists):
+            # builtin sum of an array adds up its rows: NumPy's sum over the first axis
+            prim, kwargs = "sum", {"axis": gast.Constant(value=0, kind=None)}
+        first = args[0] if args else ""
+        hint = f"{word}_{_hint(first)}" if _hint(first) else word
+        if res.with_indices:
+            values_name = self._bind_temp(hint, Op(OpKind.PRIM, prim, args, kwargs,
+                                                   source=res.label))
+            indices = self._bind_temp(f"{res.with_indices}_{_hint(first)}", Op(
+                OpKind.PRIM, res.with_indices, args, kwargs, source=res.label))
+            return Op(OpKind.TUPLE, args=[values_name, indices], fields=("values", "indices")), \
+                hint
+        expanded = None if custom else expand(prim, self._bind_temp, args, kwargs)
+        if expanded is not None:
+            return expanded, hint
+        return Op(OpKind.PRIM, prim, args, kwargs, source=res.label), hint
+
+    def _operands(self, prim: str, bound: dict[str, Any], res: Resolution, node: gast.Call,
+                  custom: bool) -> tuple[list[ir.Atom], dict[str, ir.Atom]]:
+        """A primitive call's arguments as operands, in its canonical signature's order: values
+        flattened to atoms (a list given for an array stacked), options kept inline; the
+        required ones positional, the others by keyword."""
+        sig = signature(prim) if not custom else custom_signature(prim)
         values = set(sig.parameters) if custom else set(value_params(prim))
         args: list[ir.Atom] = []
         kwargs: dict[str, ir.Atom] = {}
@@ -581,7 +605,7 @@ class Normalizer:
                 atom = self.atom(value)
                 if isinstance(atom, str) and atom in self.lists and not custom:
                     # NumPy makes an array of a list it is given: np.sum([a, b])
-                    atom = self._bind_temp(f"stack_{atom}", Op("prim", "stack", [atom]))
+                    atom = self._bind_temp(f"stack_{atom}", Op(OpKind.PRIM, "stack", [atom]))
             else:
                 atom = self.inline(value)
             if pname in res.transforms:
@@ -590,31 +614,18 @@ class Normalizer:
                 args.append(atom)
             else:
                 kwargs[pname] = atom
-        if prim == "sum_list" and not (isinstance(args[0], str) and args[0] in self.lists):
-            # builtin sum of an array adds up its rows: NumPy's sum over the first axis
-            prim, kwargs = "sum", {"axis": gast.Constant(value=0, kind=None)}
-        first = args[0] if args else ""
-        hint = f"{word}_{_hint(first)}" if _hint(first) else word
-        if res.with_indices:
-            values_name = self._bind_temp(hint, Op("prim", prim, args, kwargs, source=res.label))
-            indices = self._bind_temp(f"{res.with_indices}_{_hint(first)}", Op(
-                "prim", res.with_indices, args, kwargs, source=res.label))
-            return Op("tuple", args=[values_name, indices], fields=("values", "indices")), hint
-        expanded = None if custom else expand(prim, self._bind_temp, args, kwargs)
-        if expanded is not None:
-            return expanded, hint
-        return Op("prim", prim, args, kwargs, source=res.label), hint
+        return args, kwargs
 
     def _transformed(self, atom: ir.Atom, prim: str, extra: tuple[Any, ...]) -> ir.Atom:
         """``tf.matmul(a, b, transpose_a=True)``: ``a`` transposed first, on a line of its own."""
         options = [gast.Constant(value=v, kind=None) for v in extra]
         return self._bind_temp(f"{_prim_word(prim)}_{_hint(atom)}",
-                               Op("prim", prim, [atom, *options]))
+                               Op(OpKind.PRIM, prim, [atom, *options]))
 
     def _list_atom(self, value: gast.expr) -> ir.Atom:
         if isinstance(value, (gast.List, gast.Tuple)):
             atoms = [self.atom(e) for e in value.elts]
-            name = self._bind_temp("parts", Op("list", args=atoms))
+            name = self._bind_temp("parts", Op(OpKind.LIST, args=atoms))
             return name
         return self.atom(value)
 
@@ -644,7 +655,7 @@ class Normalizer:
                         f"{res.label}: the default of parameter {pname!r} is not a literal; "
                         f"pass it explicitly", node, "default argument")
                 args.append(Const(default))
-        return Op("user", args=args, callee=fn, source=res.label), f"{fn.__name__}_out"
+        return Op(OpKind.USER, args=args, callee=fn, source=res.label), f"{fn.__name__}_out"
 
     def _attribute(self, node: gast.Attribute) -> tuple[Op, str]:
         base = node.value
@@ -652,24 +663,24 @@ class Normalizer:
                                             base.id in self.temporaries):
             if node.attr in self.fields.get(base.id, ()):
                 index = self.fields[base.id].index(node.attr)
-                return Op("prim", "list_getitem", [base.id, Const(index)], style="subscript"), \
+                return Op(OpKind.PRIM, "list_getitem", [base.id, Const(index)], style="subscript"), \
                     f"{base.id}_{node.attr}"
             meaning = ATTRIBUTES.get(node.attr)
             if meaning is None:
-                return Op("static", node=node, kwargs={"__attr__": Const(node.attr)}), node.attr
+                return Op(OpKind.STATIC, node=node, attribute=node.attr), node.attr
             record = PRIMITIVES[meaning.prim]
             if record.nondifferentiable and "inspection" in record.kinds:
-                return Op("static", node=node), f"{base.id}_{node.attr}"
+                return Op(OpKind.STATIC, node=node), f"{base.id}_{node.attr}"
             if meaning.prim == "copy":
-                return Op("copy", args=[base.id]), base.id
+                return Op(OpKind.COPY, args=[base.id]), base.id
             params = list(signature(meaning.prim).parameters)
             args: list[ir.Atom] = [base.id] + [
                 gast.Constant(value=meaning.defaults[p], kind=None) for p in params[1:]
                 if p in meaning.defaults]
-            return Op("prim", meaning.prim, args, style="attribute"), \
+            return Op(OpKind.PRIM, meaning.prim, args, style="attribute"), \
                 f"{base.id}{node.attr}"
         if self.resolver.is_module_constant(node):
-            return Op("static", node=node), node.attr
+            return Op(OpKind.STATIC, node=node), node.attr
         if not isinstance(base, gast.Name):
             inner = self.atom(base)
             if isinstance(inner, str) and (node.attr in ATTRIBUTES or node.attr in
@@ -677,18 +688,18 @@ class Normalizer:
                 return self._attribute(gast.Attribute(value=gast.Name(inner, gast.Load(), None,
                                                                       None), attr=node.attr,
                                                       ctx=gast.Load()))
-        return Op("static", node=node), node.attr
+        return Op(OpKind.STATIC, node=node), node.attr
 
     def _subscript(self, node: gast.Subscript) -> tuple[Op, str]:
         value = node.value
         if isinstance(value, gast.Attribute) and value.attr in ("shape",):
-            return Op("static", node=node), "size"
+            return Op(OpKind.STATIC, node=node), "size"
         base = self.atom(value)
         index = self.inline(node.slice)
         if not isinstance(base, str):
-            return Op("static", node=node), "item"
+            return Op(OpKind.STATIC, node=node), "item"
         prim = "list_getitem" if base in self.lists else "getitem"
-        return Op("prim", prim, [base, index], style="subscript"), f"{base}_{_index_hint(index)}"
+        return Op(OpKind.PRIM, prim, [base, index], style="subscript"), f"{base}_{_index_hint(index)}"
 
     def _ifexp(self, node: gast.IfExp) -> tuple[Op, str]:
         name = self.names.fresh("choice")
@@ -696,7 +707,7 @@ class Normalizer:
         body = self._capture(lambda: self.assign_to(name, node.body))
         orelse = self._capture(lambda: self.assign_to(name, node.orelse))
         self.emit(ir.If(self.origin, test, body, orelse))
-        return Op("copy", args=[name]), name
+        return Op(OpKind.COPY, args=[name]), name
 
     def _capture(self, fn: Any) -> list[ir.Stmt]:
         """Statements ``fn`` emits, as a separate block (a branch): computations memoized
@@ -730,9 +741,8 @@ def _conversion(bound: dict[str, gast.expr], lists: set[str]) -> tuple[str, dict
 
 def _memo_key(op: Op) -> str | None:
     """A key for pure operations repeated within one statement (``np.sin(x[i]) * x[i]``)."""
-    if op.kind != "prim" or op.prim in ("uniform", "normal"):
+    if op.kind is not OpKind.PRIM or op.prim in ("uniform", "normal"):
         return None
-    import ast
     parts = [op.prim]
     for a in list(op.args) + list(op.kwargs.items()):
         parts.append(ast.dump(gast.gast_to_ast(a)) if isinstance(a, gast.AST) else repr(a))
@@ -746,7 +756,7 @@ def _inline_ok(op: Op) -> bool:
     """Static code that may stay inside another expression: comparisons, constants, lengths
     and shapes. Anything else gets a line of its own, where analysis can see and check it."""
     node = op.node
-    if "__unknown__" in op.kwargs or "__attr__" in op.kwargs:
+    if op.unknown or op.attribute:
         return False
     if isinstance(node, (gast.Compare, gast.JoinedStr, gast.Constant)):
         return True
@@ -757,7 +767,7 @@ def _inline_ok(op: Op) -> bool:
     return False
 
 
-def _assigned_names(fn: gast.FunctionDef) -> set[str]:
+def assigned_names(fn: gast.FunctionDef) -> set[str]:
     names = {a.id for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
     for node in trees.walk(fn):
         if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
@@ -817,11 +827,6 @@ def _index_hint(index: gast.expr) -> str:
     return "part"
 
 
-def _custom_sig(prim: str) -> inspect.Signature:
-    from .rules import custom_signature
-    return custom_signature(prim)
-
-
 def _prim_word(prim: str) -> str:
     return {"getitem": "item", "list_getitem": "item"}.get(prim, prim)
 
@@ -837,21 +842,3 @@ def _is_insert_grad_of(node: gast.With, parsed: ParsedFunction) -> bool:
         obj = getattr(obj, attr, None)
     return getattr(obj, "__name__", "") == "insert_grad_of" and (
         getattr(obj, "__module__", "") or "").startswith("gradlab")
-
-
-def split_self_updates(stmts: list[ir.Stmt], names: Names, needs_split: Any) -> None:
-    """``y = f(y)`` where a rule needs both the old and the new ``y`` becomes
-    ``y_new = f(y)`` then ``y = y_new``, so each value keeps a name of its own. (Outside loops
-    renaming already gives the new value a new name; inside a loop ``y`` must stay ``y``.)"""
-    i = 0
-    while i < len(stmts):
-        s = stmts[i]
-        for block in ir.children(s):
-            split_self_updates(block, names, needs_split)
-        if isinstance(s, Assign) and len(s.targets) == 1 and needs_split(s):
-            target = s.targets[0]
-            fresh = names.fresh(f"{target}_new")
-            stmts[i:i + 1] = [Assign(s.origin, [fresh], s.op),
-                              Assign(s.origin, [target], Op("copy", args=[fresh]))]
-            i += 1
-        i += 1

@@ -1,24 +1,37 @@
-"""Dead code and copies removed from generated functions (``optimized=True``).
+"""The optimize stage (``optimized=True``): generated functions made shorter and faster, never
+different in what they compute.
 
-Both passes are deliberately conservative: a statement is dead only if nothing anywhere in the
-function reads what it assigns and it has no effect (stack pushes and pops are effects); a copy
-``a = b`` is propagated only when ``a`` is a generated name assigned once and ``b`` is never
-reassigned, so the user's own names always stay visible.
+- In a gradient, two rewrites of products that know which values share a shape (the shape
+  classes of :func:`.shapes.shape_classes`): a ``gl.broadcast_like`` that the product around it
+  does anyway is skipped, and the numbers of a product are multiplied first.
+- Dead code and copies removed. Both passes are deliberately conservative: a statement is dead
+  only if nothing anywhere in the function reads what it assigns and it has no effect (stack
+  pushes and pops are effects); a copy ``a = b`` is propagated only when ``a`` is a generated
+  name assigned once and ``b`` is never reassigned, so the user's own names always stay visible.
+  They run until nothing changes: a round that changes something deletes a statement, so the
+  rounds are at most as many as the statements.
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 import gast
 
 from . import trees
-from .emit import COMMENT
+from .build import is_comment
+from .shapes import SCALAR
 
 _EFFECT_METHODS = {"append", "pop"}
 
 
-def optimize(fn: gast.FunctionDef, keep: set[str], user_names: set[str]) -> gast.FunctionDef:
-    for _ in range(8):
+def optimize(fn: gast.FunctionDef, keep: set[str], user_names: set[str],
+             shapes: dict[str, Any] | None = None) -> gast.FunctionDef:
+    """Optimize ``fn`` in place, keeping the names in ``keep`` and the user's names.
+    ``shapes``: the shape classes of a gradient's values, for its product rewrites."""
+    if shapes is not None:
+        skip_broadcasts(fn.body, shapes)
+        scalars_first(fn.body, shapes)
+    while True:
         names = _Names(fn)
         # the names in ``keep`` (the value the caller reads back) are never renamed away
         fixed = user_names | keep
@@ -86,8 +99,8 @@ def _fix_empty_blocks(block: list[gast.stmt]) -> None:
             if isinstance(inner, list):
                 _fix_empty_blocks(inner)
         if isinstance(s, gast.If):
-            body = [t for t in s.body if not _is_comment(t)]
-            orelse = [t for t in s.orelse if not _is_comment(t)]
+            body = [t for t in s.body if not is_comment(t)]
+            orelse = [t for t in s.orelse if not is_comment(t)]
             if not body and not orelse:
                 if _has_effect(s.test):   # keep the call the condition makes, drop the if
                     block[i] = gast.Expr(value=s.test)
@@ -101,7 +114,7 @@ def _fix_empty_blocks(block: list[gast.stmt]) -> None:
             elif not orelse:
                 s.orelse = []
         elif isinstance(s, (gast.For, gast.While)) and not [
-                t for t in s.body if not _is_comment(t)]:
+                t for t in s.body if not is_comment(t)]:
             s.body = s.body + [gast.Pass()]
         i += 1
 
@@ -240,11 +253,6 @@ def _added_term(s: gast.stmt, use: gast.Name) -> gast.BinOp | None:
     return None
 
 
-def _is_comment(s: gast.stmt) -> bool:
-    return (isinstance(s, gast.Expr) and isinstance(s.value, gast.Call)
-            and isinstance(s.value.func, gast.Name) and s.value.func.id == COMMENT)
-
-
 def _drop_dangling_comments(block: list[gast.stmt]) -> None:
     """A quoted line with nothing left under it is noise."""
     i = 0
@@ -255,8 +263,8 @@ def _drop_dangling_comments(block: list[gast.stmt]) -> None:
             if isinstance(inner, list):
                 _drop_dangling_comments(inner)
         nxt = block[i + 1] if i + 1 < len(block) else None
-        if _is_comment(s) and _quotes_line(s) and (nxt is None or (
-                _is_comment(nxt) and _quotes_line(nxt))):
+        if is_comment(s) and _quotes_line(s) and (nxt is None or (
+                is_comment(nxt) and _quotes_line(nxt))):
             del block[i]
             continue
         i += 1
@@ -265,3 +273,89 @@ def _drop_dangling_comments(block: list[gast.stmt]) -> None:
 def _quotes_line(s: gast.Expr) -> bool:
     args = s.value.args  # type: ignore[attr-defined]
     return bool(args) and isinstance(args[0], gast.Constant) and args[0].value > 0
+
+
+# --- products in gradients -------------------------------------------------------------------
+def skip_broadcasts(body: list[gast.stmt], classes: dict[str, Any]) -> None:
+    """``d = gl.broadcast_like(g, X)`` used once, as a factor of a product that already has a
+    factor shaped like ``X``: the product broadcasts ``g`` by itself, so skip the copy.
+    (``dh = 2 * h * gl.broadcast_like(dloss, h_pow2)`` becomes ``dh = 2 * h * dloss``.)"""
+    blocks = [body] + [b for n in trees.walk(gast.Module(body=body, type_ignores=[]))
+                       for b in (getattr(n, "body", None), getattr(n, "orelse", None))
+                       if isinstance(b, list) and n is not None]
+    loads: dict[str, int] = {}
+    for n in trees.walk(gast.Module(body=body, type_ignores=[])):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+            loads[n.id] = loads.get(n.id, 0) + 1
+    for block in blocks:
+        i = 0
+        while i < len(block) - 1:
+            s, nxt = block[i], block[i + 1]
+            if (isinstance(s, gast.Assign) and len(s.targets) == 1
+                    and isinstance(s.targets[0], gast.Name)
+                    and isinstance(s.value, gast.Call)
+                    and isinstance(s.value.func, gast.Attribute)
+                    and s.value.func.attr == "broadcast_like" and len(s.value.args) == 2
+                    and isinstance(s.value.args[1], gast.Name)
+                    and loads.get(s.targets[0].id) == 1
+                    and isinstance(nxt, gast.Assign)):
+                d, g, like = s.targets[0].id, s.value.args[0], s.value.args[1].id
+                if _replace_factor(nxt.value, d, g, classes.get(like), classes):
+                    del block[i]
+                    continue
+            i += 1
+
+
+def scalars_first(body: list[gast.stmt], classes: dict[str, Any]) -> None:
+    """In a product, multiply the numbers first: ``2 * dloss * h`` costs one pass over ``h``,
+    ``2 * h * dloss`` two."""
+    def scalar(f: gast.expr) -> bool:
+        if isinstance(f, gast.BinOp):
+            return scalar(f.left) and scalar(f.right)
+        if isinstance(f, gast.Call) and isinstance(f.func, gast.Attribute):
+            return f.func.attr in ("size", "ndim")   # gl.size(x): a count
+        return (isinstance(f, gast.Constant) and isinstance(f.value, (int, float))) or (
+            isinstance(f, gast.Name) and classes.get(f.id) == SCALAR)
+
+    for node in trees.walk(gast.Module(body=body, type_ignores=[])):
+        for attribute in ("value", "left", "right", "operand"):
+            child = getattr(node, attribute, None)
+            if isinstance(child, gast.BinOp) and isinstance(child.op, gast.Mult):
+                factors = _factors(child)
+                numbers = [f for f in factors if scalar(f)]
+                if not numbers or len(numbers) == len(factors) or all(
+                        scalar(f) for f in factors[:len(numbers)]):
+                    continue
+                ordered = numbers + [f for f in factors if not scalar(f)]
+                product = ordered[0]
+                for f in ordered[1:]:
+                    product = gast.BinOp(left=product, op=gast.Mult(), right=f)
+                setattr(node, attribute, product)
+
+
+def _factors(node: gast.expr) -> list[gast.expr]:
+    if isinstance(node, gast.BinOp) and isinstance(node.op, gast.Mult):
+        return _factors(node.left) + _factors(node.right)
+    return [node]
+
+
+def _replace_factor(expr: gast.expr, d: str, g: gast.expr, like_class: Any,
+                    classes: dict[str, Any]) -> bool:
+    if like_class is None:
+        return False
+    for node in trees.walk(expr):
+        if not (isinstance(node, gast.BinOp) and isinstance(node.op, gast.Mult)):
+            continue
+        factors = _factors(node)
+        if not any(isinstance(f, gast.Name) and f.id == d for f in factors):
+            continue
+        if not any(isinstance(f, gast.Name) and f.id != d and classes.get(f.id) == like_class
+                   for f in factors):
+            continue
+        for parent in trees.walk(node):
+            for attribute in ("left", "right"):
+                child = getattr(parent, attribute, None)
+                if isinstance(child, gast.Name) and child.id == d:
+                    setattr(parent, attribute, trees.clone(g))
+                    return True
+    return False

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import __future__
 import builtins
+import dis
 import inspect
 import textwrap
 import types
@@ -12,7 +13,7 @@ from typing import Any
 import gast
 
 from ..errors import GradlabError, GradlabSyntaxError
-from .ir import Origin
+from .ir import Origin, refusal
 
 
 @dataclass
@@ -58,13 +59,18 @@ class ParsedFunction:
         return Origin(self.first_line + start - 1, text, self.filename)
 
     def error(self, message: str, node: gast.AST, construct: str = "") -> GradlabSyntaxError:
-        origin = self.origin(node)
-        return GradlabSyntaxError(message, construct=construct, filename=self.filename,
-                                  lineno=origin.lineno, line=origin.text)
+        return refusal(message, self.origin(node), construct)
 
 
-def parse_function(fn: Any) -> ParsedFunction:
-    """Parse ``fn``'s source into a gast ``FunctionDef`` with line numbers kept."""
+def is_generated(fn: Any) -> bool:
+    """Whether ``fn`` is gradlab's own generated code (compiled under a ``<gradlab:...>`` name),
+    which ``hvp`` differentiates."""
+    code = getattr(fn, "__code__", None)
+    return code is not None and code.co_filename.startswith("<gradlab:")
+
+
+def _refuse_unreadable(fn: Any) -> None:
+    """A callable whose source is not the code Python runs for it, or that has none."""
     if isinstance(fn, types.MethodType):
         raise GradlabError(f"{fn.__qualname__} is a bound method; differentiate the plain "
                            f"function (type(obj).{fn.__name__}) and pass the instance explicitly")
@@ -83,6 +89,11 @@ def parse_function(fn: Any) -> ParsedFunction:
             f"would differentiate the wrong function. Differentiate an undecorated def that "
             f"does what the wrapper does (calls the wrapped function and transforms its "
             f"result), or the wrapped function itself if that is what you meant")
+
+
+def parse_function(fn: Any) -> ParsedFunction:
+    """Parse ``fn``'s source into a gast ``FunctionDef`` with line numbers kept."""
+    _refuse_unreadable(fn)
     try:
         lines, first_line = inspect.getsourcelines(fn)
     except (OSError, TypeError) as e:
@@ -181,7 +192,6 @@ def _same_code(a: types.CodeType, b: types.CodeType) -> bool:
 
 
 def _instructions(code: types.CodeType) -> list[tuple[str, Any]]:
-    import dis
     out = []
     for ins in dis.get_instructions(code):
         if ins.opname in _CONTEXT_OPS:

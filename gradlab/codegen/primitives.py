@@ -14,12 +14,19 @@ meaning depends on it.
 """
 from __future__ import annotations
 
+import inspect
 from typing import Mapping
 
 import numpy as _np
 
-from ..tensor.primitive import Meaning, Spelling
-from ..tensor.spec import TABLE
+from ..tensor.primitive import Meaning, Spelling, parse_signature
+from ..tensor.spec import PRIMITIVES, TABLE
+
+def signature(prim: str) -> inspect.Signature:
+    """The canonical signature of a primitive (from its record in :mod:`gradlab.tensor.spec`)."""
+    record = PRIMITIVES.get(prim)
+    return parse_signature(record.signature if record is not None else "(*args, **kwargs)")
+
 
 #: Argument spellings per family, applied to keywords the canonical signature does not have.
 TORCH_RENAME = {"dim": "axis", "keepdim": "keepdims", "input": "x", "other": "y",

@@ -1,9 +1,19 @@
 """One transform request, end to end: the user's function and every function it calls,
 normalized once each, turned into the generated functions the request needs (the gradient, a
-portable copy of each helper, a vjp of each helper), emitted as one source text and compiled.
+portable copy of each helper, a vjp or jvp of each helper), emitted as one text and compiled.
 
-This is the pipeline's spine: parse → resolve/normalize → rename → invariance → analyze → reverse/forward →
-optimize → emit → compile. Each step lives in its own module.
+This is the pipeline's spine. Every stage is named in :data:`STAGES` and run here, in that
+order, by a function or method of this module that calls the module doing the work:
+
+- once per user function (:func:`normalize_function`, giving a :class:`Unit`):
+  ``parse`` → ``normalize`` (calls resolved to primitives, one operation per statement,
+  early exits made explicit) → ``rename`` → ``invariance``;
+- once per derivative (:meth:`Program.derivative`, giving a :class:`~.prepare.Prepared`, then
+  the generator): ``check`` (refusals, on the code as written) → ``prepare`` (self-updates
+  split, loop invariants hoisted) → ``analyze`` (activity and shapes of the prepared code) →
+  ``differentiate`` (:class:`~.reverse.Reverse` or :class:`~.forward.Forward`, giving a
+  gast ``FunctionDef``) → ``optimize``;
+- once per program: ``emit`` (the text, with the user's lines as comments) → ``compile``.
 """
 from __future__ import annotations
 
@@ -16,16 +26,32 @@ import gast
 
 from ..errors import GradlabError
 from . import ir, trees
-from .emit import Emitter, Source, compile_source, name, to_source
+from .aliasing import result_aliases
+from .analyze import analyze, number_params
+from .build import REQUIRED, function_def, name
+from .check import check
+from .emit import Source, compile_source, to_source
+from .forward import Forward, tangent_reads_old
 from .invariance import freeze_shifts
 from .naming import Names
-from .normalize import Normalizer
+from .normalize import Normalizer, assigned_names
 from .optimize import optimize
-from .parse import ParsedFunction, parse_function
+from .parse import ParsedFunction, is_generated, parse_function
+from .prepare import NeedsOwnName, Prepared, prepare
+from .primal import Emitter, structured
 from .rename import Renamer
 from .resolve import Resolver
+from .reverse import Reverse, keeps_old_and_new
+from .rules import custom_rule_for
+from .shapes import shape_classes
 
 GL = "gl"
+
+#: The stages, in the order the data goes through them (see the module's docstring).
+STAGES = ("parse", "normalize", "rename", "invariance",       # once per user function
+          "check", "prepare", "analyze", "differentiate",     # once per derivative
+          "optimize",                                         # once per generated function
+          "emit", "compile")                                  # once per program
 
 
 @dataclass
@@ -47,16 +73,40 @@ def _all_names(node: gast.AST) -> set[str]:
 
 
 def normalize_function(fn: Any, dialect: str = "numpy") -> Unit:
-    """``dialect``: the framework whose meaning array methods have (see codegen/primitives)."""
-    parsed = parse_function(fn)
-    taken = _all_names(parsed.node) | {GL}
-    names = Names(taken)
-    normalizer = Normalizer(parsed, names, dialect)
+    """The stages run once per user function. ``dialect``: the framework whose meaning array
+    methods have (see codegen/primitives)."""
+    parsed = parse_function(fn)                                   # parse
+    names = Names(_all_names(parsed.node) | {GL})
+    normalizer = Normalizer(parsed, names, dialect)               # normalize (and resolve)
     function = normalizer.function()
-    Renamer(names, function.params).run(function)
-    freeze_shifts(function)
+    Renamer(names, function.params).run(function)                 # rename
+    freeze_shifts(function)                                       # invariance
     return Unit(fn, parsed, function, names, _all_names(parsed.node),
                 normalizer.resolver.dialect_used)
+
+
+@dataclass(frozen=True)
+class Mode:
+    """A differentiation mode, as the stages before its generator see it."""
+
+    name: str                      # 'reverse' | 'forward': what the check refuses
+    needs_own_name: NeedsOwnName   # prepare: which ``y = f(..y..)`` to split
+    hoists: bool                   # prepare: hoist loop invariants (when optimizing)
+
+
+#: Reverse mode hoists loop invariants: a value no longer recomputed in a loop is no longer
+#: saved on every iteration. Forward mode saves nothing; its loops stay as written.
+REVERSE = Mode("reverse", keeps_old_and_new, hoists=True)
+FORWARD = Mode("forward", tangent_reads_old, hoists=False)
+
+
+@dataclass
+class Gradient:
+    """The gradient function a program made for its main function."""
+
+    name: str          # the generated function's name (``dloss_dW``)
+    seed: str          # its seed parameter (``dloss``)
+    value_name: str    # the variable holding the function's value when it returns
 
 
 def written_dialect(fn: Any) -> str | None:
@@ -137,15 +187,16 @@ class Program:
                                    f"{self.main.fn.__qualname__} is defined; rename one of them")
             self.free[key] = value
 
-    def emitter_for(self, unit: Unit, names: Names, arrays: set[str] | None = None) -> Emitter:
+    def emitter_for(self, unit: Unit, arrays: set[str] | None = None) -> Emitter:
+        """The writer of ``unit``'s primal code, for a variant whose array parameters are
+        ``arrays`` (None: all)."""
         activity = self.activity(unit.ir, [], arrays)
-        return Emitter(GL, activity, Resolver(unit.parsed.scope, unit.parsed.fn.__code__ and
-                                              _local_names(unit), self.dialect), self.portable)
+        return Emitter(GL, activity, Resolver(unit.parsed.scope, _local_names(unit),
+                                              self.dialect), self.portable)
 
     # --- which values are arrays ----------------------------------------------------------------
     def activity(self, fn: ir.Function, wrt: list[str], arrays: set[str] | None = None) -> Any:
         """:func:`analyze`, knowing what each call of a user function returns."""
-        from .analyze import analyze
         return analyze(fn, wrt, arrays, self.returns_array, self.result_aliases)
 
     def returns_array(self, fn: Any, mask: tuple[bool, ...]) -> bool:
@@ -162,20 +213,20 @@ class Program:
     def result_aliases(self, fn: Any, mask: tuple[bool, ...]) -> frozenset[int]:
         """Which arguments' memory user function ``fn``'s result may share (``return x[0]``),
         when the arguments marked in ``mask`` are arrays."""
-        from .analyze import result_aliases
         key = (fn, mask)
         if key in self.aliasing_now and key != self.aliasing_now[-1]:
             return frozenset(i for i, a in enumerate(mask) if a)   # mutual recursion: any
         if key not in self.aliases:
             # A function calling itself is first assumed to share nothing, then what it was
-            # found to share, until that no longer grows.
+            # found to share, until that no longer grows. It only grows (each answer is kept
+            # with the earlier ones), within the function's parameters, so this ends.
             self.aliases[key] = frozenset()
             self.aliasing_now.append(key)
             unit = self.unit(fn)
             try:
                 while True:
-                    found = result_aliases(unit.ir, self.activity(unit.ir, [],
-                                                                  array_params(unit, mask)))
+                    found = self.aliases[key] | result_aliases(
+                        unit.ir, self.activity(unit.ir, [], array_params(unit, mask)))
                     if found == self.aliases[key]:
                         break
                     self.aliases[key] = found
@@ -193,17 +244,66 @@ class Program:
         self.top_names.add(wanted)
         return wanted
 
-    # --- generated functions -------------------------------------------------------------------
-    def add(self, fn_def: gast.FunctionDef, unit: Unit, keep: set[str]) -> None:
+    # --- the stages of one derivative -----------------------------------------------------------
+    def derivative(self, unit: Unit, mode: Mode, wrt: list[str], arrays: set[str] | None = None,
+                   scalars: frozenset[str] = frozenset()) -> Prepared:
+        """The stages before the generator, for one derivative of ``unit`` with respect to
+        ``wrt``: the function as written is checked, a copy of it prepared for ``mode`` and
+        analysed. ``arrays``: the parameters that hold arrays (None: all); ``scalars``: those
+        known to hold Python numbers (the variant for numbers)."""
+        names = copy.deepcopy(unit.names)
+        emitter = self.emitter_for(unit, arrays)
+        fn = copy.deepcopy(unit.ir)
+        check(fn, self.activity(fn, wrt, arrays), mode=mode.name,         # check
+              helper=unit is not self.main, generated=mode is FORWARD and is_generated(unit.fn))
+        prepare(fn, names, mode.needs_own_name,                             # prepare
+                hoisting=self.optimized and mode.hoists)
+        activity = self.activity(fn, wrt, arrays)                           # analyze
+        classes = shape_classes(fn, set(scalars) | number_params(unit.ir.params, arrays))
+        return Prepared(fn, names, emitter, activity, classes)
+
+    def add(self, fn_def: gast.FunctionDef, unit: Unit, keep: set[str],
+            shapes: dict[str, Any] | None = None) -> None:
+        """A generated function, optimized (keeping the names in ``keep``; ``shapes``: a
+        gradient's shape classes, for its product rewrites)."""
         if self.optimized:
-            optimize(fn_def, keep, unit.user_names)
+            optimize(fn_def, keep, unit.user_names, shapes)                 # optimize
         self.defs.append(fn_def)
+
+    def gradient(self, wrt: list[str], scalars: frozenset[str] = frozenset()) -> Gradient:
+        """The gradient of the main function (shown first), for inputs whose parameters in
+        ``scalars`` are Python numbers."""
+        unit = self.main
+        fname = self.reserve("d" + unit.ir.name + "".join(f"_d{n}" for n in wrt))
+        builder = Reverse(self, unit, self.derivative(unit, REVERSE, wrt, None, scalars), wrt,
+                          1.0, fname)
+        if builder.fn.result == unit.ir.name:
+            # `return <expr>` keeps its value in a variable named after the function, whose
+            # gradient would be d<function>: the very name a notebook gives the gradient
+            # function (dloss = grad(loss)). The seed is called `seed` instead, as the keyword
+            # a caller passes it by.
+            builder.adjoints[builder.fn.result] = builder.names.fresh("seed")
+        fn_def = builder.build()                                            # differentiate
+        self.add(fn_def, unit, {builder.value_name}, builder.classes)
+        self.defs.insert(0, self.defs.pop())   # the gradient first, helpers after
+        return Gradient(fname, builder.seed, builder.value_name)
+
+    def tangent(self, label: str, wrt: list[str], scalars: frozenset[str] = frozenset(),
+                keep: set[str] | None = None) -> str:
+        """The jvp of the main function (shown first), named after ``label``; ``keep``: names
+        the optimizer must keep (the value of gradient code that ``hvp`` differentiates)."""
+        unit = self.main
+        fname = self.reserve(label)
+        fn_def = Forward(self, unit, self.derivative(unit, FORWARD, wrt, None, scalars), wrt,
+                         fname).build()                                     # differentiate
+        self.add(fn_def, unit, keep or set())
+        self.defs.insert(0, self.defs.pop())
+        return fname
 
     def portable(self, fn: Any, mask: tuple[bool, ...] | None = None) -> str:
         """The name of a copy of user function ``fn`` that runs on any backend, for a call whose
         arguments marked in ``mask`` are arrays (default: all); the others are Python numbers,
         which the copy computes with as the user wrote it (``np.sin(a)``, not ``gl.sin(a)``)."""
-        from .rules import custom_rule_for
         if custom_rule_for(fn) is not None:   # a user primitive: called as it is
             self.free.setdefault(fn.__name__, fn)
             return fn.__name__
@@ -214,14 +314,11 @@ class Program:
             return self.done[key]
         fname = self._variant_name(fn, unit, mask, "")
         self.done[key] = fname
-        names = copy.deepcopy(unit.names)
-        emitter = self.emitter_for(unit, names, array_params(unit, mask))
-        body: list[gast.stmt] = []
-        for s in unit.ir.body:
-            body.extend(_forward_lines(emitter, s))
+        emitter = self.emitter_for(unit, array_params(unit, mask))
+        body = structured(emitter, unit.ir.body, emitter.forward)
         body.append(gast.Return(value=name(unit.ir.result)))
-        from .reverse import _function_def
-        self.add(_function_def(fname, unit, [], [], body), unit, {unit.ir.result})
+        self.add(function_def(fname, unit.parsed.node.args, [], [], body), unit,
+                 {unit.ir.result})
         return fname
 
     def vjp(self, fn: Any, active: tuple[int, ...], mask: tuple[bool, ...] | None = None
@@ -239,11 +336,11 @@ class Program:
         fname = self._variant_name(fn, unit, mask, f"_vjp{suffix}")
         self.done[key] = fname
         self.portable(fn, mask)
-        from .reverse import REQUIRED, Reverse
-        builder = Reverse(self, unit, [params[i] for i in active], REQUIRED, fname,
-                          arrays=array_params(unit, mask))
-        fn_def = builder.build()
-        self.add(fn_def, unit, set())
+        wrt = [params[i] for i in active]
+        builder = Reverse(self, unit, self.derivative(unit, REVERSE, wrt, array_params(unit, mask)),
+                          wrt, REQUIRED, fname)
+        fn_def = builder.build()                                            # differentiate
+        self.add(fn_def, unit, set(), builder.classes)
         return fname
 
     def jvp(self, fn: Any, active: tuple[int, ...], mask: tuple[bool, ...] | None = None
@@ -258,9 +355,9 @@ class Program:
         fname = self._variant_name(fn, unit, mask, f"_jvp{suffix}")
         self.done[key] = fname
         self.portable(fn, mask)
-        from .forward import Forward
-        fn_def = Forward(self, unit, [params[i] for i in active], fname, subroutine=True,
-                         arrays=array_params(unit, mask)).build()
+        wrt = [params[i] for i in active]
+        fn_def = Forward(self, unit, self.derivative(unit, FORWARD, wrt, array_params(unit, mask)),
+                         wrt, fname, subroutine=True).build()               # differentiate
         self.add(fn_def, unit, set())
         return fname
 
@@ -279,7 +376,7 @@ class Program:
 
     # --- output --------------------------------------------------------------------------------
     def source(self) -> Source:
-        return to_source(self.defs)
+        return to_source(self.defs)                                         # emit
 
 
 def _full_mask(unit: Unit, mask: tuple[bool, ...] | None) -> tuple[bool, ...]:
@@ -294,40 +391,13 @@ def array_params(unit: Unit, mask: tuple[bool, ...]) -> set[str]:
 def _local_names(unit: Unit) -> set[str]:
     """The user's local names and the normalized program's (a renamed ``v4_1`` read in a
     condition kept as written is as local as ``v4``: ``v4_1.sum()`` is a method call)."""
-    from .normalize import _assigned_names
-    return _assigned_names(unit.parsed.node) | ir.writes_in(unit.ir.body) | set(unit.ir.params)
-
-
-def _forward_lines(emitter: Emitter, s: ir.Stmt) -> list[gast.stmt]:
-    """Forward code of a statement and its nested blocks, with comments (no backward)."""
-    out: list[gast.stmt] = []
-    if isinstance(s, ir.If):
-        from .reverse import _if
-        body = [x for t in s.body for x in _forward_lines(emitter, t)]
-        orelse = [x for t in s.orelse for x in _forward_lines(emitter, t)]
-        out.extend(_if(emitter.inline(s.test), body, orelse) if body else _if(
-            emitter.inline(s.test), [gast.Pass()], orelse))
-        return out
-    if isinstance(s, ir.For):
-        from .reverse import _loop_range
-        body = [x for t in s.body for x in _forward_lines(emitter, t)] or [gast.Pass()]
-        out.append(gast.For(target=gast.Name(s.target, gast.Store(), None, None),
-                            iter=_loop_range(s, emitter), body=body, orelse=[],
-                            type_comment=None))
-        return out
-    if isinstance(s, ir.While):
-        body = [x for t in s.body for x in _forward_lines(emitter, t)] or [gast.Pass()]
-        out.append(gast.While(test=emitter.inline(s.test), body=body, orelse=[]))
-        return out
-    emitter.with_comment(s, out, emitter.forward(s))
-    return out
+    return assigned_names(unit.parsed.node) | ir.writes_in(unit.ir.body) | set(unit.ir.params)
 
 
 def compile_program(program: Program, label: str, transform: Callable[..., None] | None = None
                     ) -> tuple[Any, Source, str]:
     """Emit and compile; returns (factory taking the free values, source, linecache name)."""
-    source = program.source()
-    factory, filename = compile_source(source.text, program.main.fn.__name__,
-                                       program.main.fn.__globals__, program.free, label,
-                                       transform)
+    source = program.source()                                               # emit
+    factory, filename = compile_source(source.text, program.main.fn.__globals__,  # compile
+                                       program.free, label, transform)
     return factory, source, filename

@@ -15,7 +15,7 @@ from typing import Any
 import gast
 
 from . import ir, trees
-from .ir import Assign, Op
+from .ir import Assign, Op, OpKind
 from .naming import Names
 
 
@@ -82,33 +82,7 @@ class Renamer:
             body = [self.read(b) for b in s.body]
             return [ir.GradOf(s.origin, self.version.get(s.name, s.name), s.alias, body)]
         if isinstance(s, ir.If):
-            test = self.read(s.test)
-            if in_loop:
-                return [ir.If(s.origin, test, self.block(s.body, True),
-                              self.block(s.orelse, True), s.cond)]
-            before = dict(self.version)
-            body = self.block(s.body, False)
-            after_body = self.version
-            self.version = dict(before)
-            orelse = self.block(s.orelse, False)
-            after_else = self.version
-            merged = dict(before)
-            for name in set(after_body) | set(after_else):
-                a, b = after_body.get(name), after_else.get(name)
-                if a == b:
-                    merged[name] = a  # type: ignore[assignment]
-                elif a is not None and b is not None and a == before.get(name):
-                    # only the else branch wrote it: the if branch copies the new version in
-                    # (copying into ``a`` instead would overwrite a value the backward reads)
-                    merged[name] = b
-                    body.append(Assign(None, [b], Op("copy", args=[a])))
-                elif a is not None and b is not None:
-                    merged[name] = a
-                    orelse.append(Assign(None, [a], Op("copy", args=[b])))
-                else:
-                    merged[name] = a or b  # type: ignore[assignment]
-            self.version = merged
-            return [ir.If(s.origin, test, body, orelse, s.cond)]
+            return [self._if(s, in_loop)]
         if isinstance(s, ir.For):
             args = [self.read(a) for a in s.range_args]
             target = self.write(s.target, True)
@@ -121,6 +95,38 @@ class Renamer:
             body = self.block(s.body, True)
             return [ir.While(s.origin, test, body, s.counter)]
         return [s]
+
+    def _if(self, s: ir.If, in_loop: bool) -> ir.If:
+        """Outside loops each branch renames on its own; where they give a name different
+        versions, the branch that did not write the later one copies its version in."""
+        test = self.read(s.test)
+        if in_loop:
+            return ir.If(s.origin, test, self.block(s.body, True), self.block(s.orelse, True),
+                         s.cond)
+        before = dict(self.version)
+        body = self.block(s.body, False)
+        after_body = self.version
+        self.version = dict(before)
+        orelse = self.block(s.orelse, False)
+        after_else = self.version
+        merged = dict(before)
+        # sorted: the copies come in one order in every run (a set's order is not stable)
+        for name in sorted(set(after_body) | set(after_else)):
+            a, b = after_body.get(name), after_else.get(name)
+            if a == b:
+                merged[name] = a  # type: ignore[assignment]
+            elif a is not None and b is not None and a == before.get(name):
+                # only the else branch wrote it: the if branch copies the new version in
+                # (copying into ``a`` instead would overwrite a value the backward reads)
+                merged[name] = b
+                body.append(Assign(None, [b], Op(OpKind.COPY, args=[a])))
+            elif a is not None and b is not None:
+                merged[name] = a
+                orelse.append(Assign(None, [a], Op(OpKind.COPY, args=[b])))
+            else:
+                merged[name] = a or b  # type: ignore[assignment]
+        self.version = merged
+        return ir.If(s.origin, test, body, orelse, s.cond)
 
     def _enter_loop(self, body: list[ir.Stmt]) -> None:
         """Variables a loop assigns keep the version they have when the loop starts."""

@@ -7,6 +7,7 @@ module attribute is spelled from the module's real name, so ``np.tanh``, ``numpy
 """
 from __future__ import annotations
 
+import ast
 import inspect
 import sys
 import types
@@ -15,10 +16,11 @@ from typing import Any
 
 import gast
 
-from ..tensor.primitive import Meaning, parse_signature
-from ..tensor.spec import PRIMITIVES, STATIC_CALLS
+from ..tensor.primitive import Meaning
+from ..tensor.spec import STATIC_CALLS
 from .parse import Scope
-from .primitives import DIALECT_SENSITIVE, METHODS, PATHS
+from .primitives import DIALECT_SENSITIVE, METHODS, PATHS, signature
+from .rules import custom_rule_for, custom_signature, is_custom
 
 
 def gives_no_gradient(path: str) -> bool:
@@ -53,12 +55,6 @@ class Resolution:
         return not self.transforms and not self.with_indices
 
 
-def signature(prim: str) -> inspect.Signature:
-    """The canonical signature of a primitive (from :mod:`gradlab.tensor.spec`)."""
-    record = PRIMITIVES.get(prim)
-    return parse_signature(record.signature if record is not None else "(*args, **kwargs)")
-
-
 def dotted(node: gast.expr) -> list[str] | None:
     """``np.linalg.norm`` -> ['np', 'linalg', 'norm']; None if not a plain dotted name."""
     parts: list[str] = []
@@ -89,8 +85,8 @@ class Resolver:
         parts = dotted(func)
         if parts is None:
             if isinstance(func, gast.Attribute):   # a method of a computed value: (a @ b).sum()
-                return self._method(func.attr, node, _label(func))
-            return Resolution("unknown", label=_label(func))
+                return self._method(func.attr, node, callee_text(func))
+            return Resolution("unknown", label=callee_text(func))
         label = ".".join(parts)
         if parts[0] in self.locals:
             if len(parts) == 2:
@@ -110,7 +106,6 @@ class Resolver:
             path = ""
             if len(parts) == 1 and getattr(sys.modules.get("builtins"), parts[0], None) is obj:
                 path = f"builtins.{parts[0]}"
-        from .rules import custom_rule_for   # registered by users with @gradlab.adjoint
         custom = custom_rule_for(target)
         if custom is not None:
             return self._bind(Meaning(custom), node, label, custom=True)
@@ -170,45 +165,9 @@ class Resolver:
               ) -> Resolution:
         """The call's arguments by canonical parameter: the framework's positional order and
         keyword names mapped, literal flags translated, defaults that differ applied."""
-        sig = signature(meaning.prim) if not custom else _custom_signature(meaning.prim)
-        if any(isinstance(a, gast.Starred) for a in node.args):
-            raise BindError(f"{label}(*...) cannot be differentiated: pass the arguments one by one")
-        given: dict[str, gast.expr] = {}     # by the framework's own names, for now
-        positional = list(node.args)
-        if meaning.positional is not None:
-            if len(positional) > len(meaning.positional):
-                raise BindError(f"{label}: too many positional arguments (gradlab reads it as "
-                                f"{meaning.prim}{sig})")
-            given.update(zip(meaning.positional, positional))
-            positional = []
-        for kw in node.keywords:
-            if kw.arg is None:
-                raise BindError(f"{label}(**...) cannot be differentiated: name the arguments")
-            if kw.arg in given:
-                raise BindError(f"{label}: {kw.arg} is given twice")
-            given[kw.arg] = kw.value
-        kwargs: dict[str, gast.expr] = {}
-        transforms: dict[str, tuple[str, tuple[Any, ...]]] = {}
-        for key, value in given.items():
-            if key in meaning.drop:
-                continue
-            if key in meaning.transforms:
-                flag = _literal_value(value, label, key)
-                if flag:
-                    param, prim, extra = meaning.transforms[key]
-                    transforms[param] = (prim, extra)
-                continue
-            if key in meaning.literals:
-                canonical, table = meaning.literals[key]
-                if isinstance(value, gast.Constant) or canonical != key:
-                    literal = _literal_value(value, label, key)
-                    value = gast.Constant(value=table.get(literal, literal), kind=None)
-                key = canonical
-            elif key not in sig.parameters:
-                key = meaning.rename.get(key, key)
-            if key in kwargs:
-                raise BindError(f"{label}: {key} is given twice")
-            kwargs[key] = value
+        sig = signature(meaning.prim) if not custom else custom_signature(meaning.prim)
+        positional, given = _as_given(meaning, node, label, sig)
+        kwargs, transforms = _canonical_keywords(meaning, given, label, sig)
         for key, value in meaning.defaults.items():   # x.double() is astype(x, "float64")
             if key not in kwargs and key in sig.parameters and list(sig.parameters).index(
                     key) >= len(positional):
@@ -247,6 +206,58 @@ class BindError(Exception):
     """A call's arguments do not fit the primitive; turned into GradlabSyntaxError by the caller."""
 
 
+def _as_given(meaning: Meaning, node: gast.Call, label: str, sig: inspect.Signature
+              ) -> tuple[list[gast.expr], dict[str, gast.expr]]:
+    """The call's arguments as the framework names them: the positional ones left (those a
+    spelling does not name, see ``Meaning.positional``) and the others by name."""
+    if any(isinstance(a, gast.Starred) for a in node.args):
+        raise BindError(f"{label}(*...) cannot be differentiated: pass the arguments one by one")
+    given: dict[str, gast.expr] = {}
+    positional = list(node.args)
+    if meaning.positional is not None:
+        if len(positional) > len(meaning.positional):
+            raise BindError(f"{label}: too many positional arguments (gradlab reads it as "
+                            f"{meaning.prim}{sig})")
+        given.update(zip(meaning.positional, positional))
+        positional = []
+    for kw in node.keywords:
+        if kw.arg is None:
+            raise BindError(f"{label}(**...) cannot be differentiated: name the arguments")
+        if kw.arg in given:
+            raise BindError(f"{label}: {kw.arg} is given twice")
+        given[kw.arg] = kw.value
+    return positional, given
+
+
+def _canonical_keywords(meaning: Meaning, given: dict[str, gast.expr], label: str,
+                        sig: inspect.Signature
+                        ) -> tuple[dict[str, gast.expr], dict[str, tuple[str, tuple[Any, ...]]]]:
+    """The named arguments by canonical parameter (options with no meaning dropped, literal
+    flags translated), and the primitives to apply to arguments first (``transpose_a=True``)."""
+    kwargs: dict[str, gast.expr] = {}
+    transforms: dict[str, tuple[str, tuple[Any, ...]]] = {}
+    for key, value in given.items():
+        if key in meaning.drop:
+            continue
+        if key in meaning.transforms:
+            if _literal_value(value, label, key):
+                param, prim, extra = meaning.transforms[key]
+                transforms[param] = (prim, extra)
+            continue
+        if key in meaning.literals:
+            canonical, table = meaning.literals[key]
+            if isinstance(value, gast.Constant) or canonical != key:
+                literal = _literal_value(value, label, key)
+                value = gast.Constant(value=table.get(literal, literal), kind=None)
+            key = canonical
+        elif key not in sig.parameters:
+            key = meaning.rename.get(key, key)
+        if key in kwargs:
+            raise BindError(f"{label}: {key} is given twice")
+        kwargs[key] = value
+    return kwargs, transforms
+
+
 def _literal_value(node: gast.expr, label: str, key: str) -> Any:
     """The value of a flag that changes what a call means: it must be written as a literal."""
     if isinstance(node, gast.Constant):
@@ -255,9 +266,9 @@ def _literal_value(node: gast.expr, label: str, key: str) -> Any:
                     f"knows what the call computes")
 
 
-def _label(node: gast.expr) -> str:
+def callee_text(node: gast.expr) -> str:
+    """How the user wrote a callee, for messages."""
     try:
-        import ast
         return ast.unparse(gast.gast_to_ast(node))
     except Exception:  # pragma: no cover - best effort for messages
         return type(node).__name__
@@ -298,14 +309,8 @@ def _is_user_function(obj: Any) -> bool:
     return module not in _FRAMEWORK_ROOTS
 
 
-def _custom_signature(prim: str) -> inspect.Signature:
-    from .rules import custom_signature
-    return custom_signature(prim)
-
-
 def bindings(op: Any) -> dict[str, Any]:
     """Every canonical parameter of a primitive operation with its atom (defaults filled in)."""
-    from .rules import custom_signature, is_custom
     sig = custom_signature(op.prim) if is_custom(op.prim) else signature(op.prim)
     out: dict[str, Any] = {}
     required = [p.name for p in sig.parameters.values()

@@ -11,28 +11,30 @@ Gradients are accumulated with the generator tracking, statically, which adjoint
 something: the first contribution assigns (``dh = ...``), later ones add (``dh = dh + ...``),
 a contribution to an adjoint known to be zero is skipped, and where control flow merges a
 zero is written only where one path needs it (``dW = gl.zeros_like(W)`` before a loop).
+
+:meth:`Reverse.build` works in two stages on a function prepared for it (:mod:`.prepare`):
+*plan* (what each statement's backward code is, which values are saved and how) and *emit*
+(the forward pass with its pushes, then the backward pass).
 """
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
-from typing import Any
+from enum import Enum
+from typing import Any, Union
 
 import gast
 
-from ..errors import GradlabError, NoRuleError
 from . import ir, trees
-from .analyze import SCALAR, Activity, array_arguments, check, number_params, shape_classes
-from .emit import assign, attr, call, comment, const, expr_stmt, index_value, name, note
-from .ir import Assign, Const
-from .naming import Names
-from .resolve import bindings
-from .rules import ADJOINTS, NONDIFFERENTIABLE, Contribution, RuleGap, instantiate, is_custom
+from .analyze import array_arguments
+from .build import REQUIRED, assign, attr, call, comment, const, expr_stmt, for_, function_def, \
+    if_, name, note, while_
+from .dispatch import StatementRules, apply_rule, rule_for
+from .ir import Assign, Atom, Const, EffectKind, OpKind
+from .prepare import Prepared
+from .rules import ADJOINTS, Contribution, Temporary
+from .shapes import SCALAR
 
 BACKWARD_MARK = "── backward ──"
-#: The seed parameter of a vjp has no default: generated callers always pass it.
-_REQUIRED = object()
-REQUIRED = _REQUIRED
 
 
 @dataclass
@@ -53,42 +55,80 @@ class MultiContribution:
 
 
 @dataclass
+class Parallel:
+    """``a, b = b, a``: each source gets the gradients of the targets it was copied to."""
+
+    pairs: list[tuple[str, Atom]]
+
+
+@dataclass
+class Appended:
+    """``xs.append(v)``: ``v``'s gradient is the last one of ``dxs``, popped from it."""
+
+
+#: What the backward code of one statement is made of, in order.
+PlanItem = Union[Contribution, Temporary, ListElement, MultiContribution, Parallel, Appended]
+
+
+class Push(Enum):
+    """How a value a loop overwrites is saved for the backward pass."""
+
+    RECORD = "record"     # pushed after it is made, popped when its iteration is reversed
+    RESTORE = "restore"   # pushed before it is overwritten, popped once that is reversed
+
+
+@dataclass
 class Plan:
     """Decisions about one statement made before any code is emitted."""
 
-    items: list[Any] = field(default_factory=list)   # what the backward code of it is
-    push: str = ""                                   # '' | 'record' | 'restore'
+    items: list[PlanItem] = field(default_factory=list)   # what the backward code of it is
+    push: Push | None = None
     pushed: list[str] = field(default_factory=list)
-    pop_first: bool = False                          # restore before the rule (it reads the old value)
+    pop_first: bool = False          # restore before the rule (it reads the old value)
 
 
-class Reverse:
-    """Builds the adjoint function of one normalized function."""
+def keeps_old_and_new(s: Assign) -> bool:
+    """Whether the adjoint of ``y = f(..y..)`` needs both the old ``y`` and the new one (then
+    :mod:`.prepare` gives the new value a name of its own)."""
+    target = s.targets[0]
+    if s.op.kind is not OpKind.PRIM or target not in ir.op_reads(s.op):
+        return False
+    rule = ADJOINTS.get(s.op.prim)
+    return rule is not None and rule.reads_result()
 
-    def __init__(self, program: Any, unit: Any, wrt: list[str], seed_default: Any,
-                 func_name: str, scalar_params: set[str] | None = None,
-                 arrays: set[str] | None = None) -> None:
+
+class Reverse(StatementRules[list[PlanItem]]):
+    """Builds the adjoint function of one prepared function.
+
+    ``seed_default``: the default of the seed parameter (1.0 for the gradient the user calls,
+    :data:`REQUIRED` for a vjp helper, which generated callers pass every argument)."""
+
+    def __init__(self, program: Any, unit: Any, prepared: Prepared, wrt: list[str],
+                 seed_default: Any, func_name: str) -> None:
         self.program = program
         self.unit = unit
-        self.fn: ir.Function = copy.deepcopy(unit.ir)
-        self.names: Names = copy.deepcopy(unit.names)
+        self.fn = prepared.fn
+        self.names = prepared.names
+        self.emitter = prepared.emitter
+        self.act = prepared.activity
+        self.classes = prepared.classes
         self.wrt = wrt
         self.seed_default = seed_default
         self.func_name = func_name
-        self.arrays = arrays          # the parameters holding arrays (None: all of them)
-        self.emitter = program.emitter_for(unit, self.names, arrays)
         self.gl = program.gl
         self.adjoints: dict[str, str] = {}
         self.plans: dict[int, Plan] = {}
         self.stacks: dict[str, str] = {}
-        self.lists: set[str] = set()
-        self.depth: dict[int, int] = {}
-        self.parent_loop: dict[int, Any] = {}
+        self.lists = ir.list_names(self.fn)
         self.grad_of: dict[Any, list[ir.GradOf]] = {}
         self.inits: set[str] = set()
         self.renewed: set[str] = set()   # targets whose old value's gradient restarted
-        self.scalar_params = (scalar_params or set()) | number_params(unit.ir.params, arrays)
-        self.renewed = set()
+        self.needed: set[str] = set()
+        self.order: dict[int, int] = {}
+        self.first_def: dict[str, int] = {}
+        #: the variable that holds the function's value when the gradient returns (the wrapper
+        #: checks it is a scalar; value_and_grad and hvp return or inspect it)
+        self.value_name = self.fn.result
 
     # --- names ------------------------------------------------------------------------------
     def adj(self, v: str) -> str:
@@ -101,132 +141,87 @@ class Reverse:
             self.stacks[v] = self.names.fresh(f"{v}_stack")
         return self.stacks[v]
 
+    @property
+    def seed(self) -> str:
+        """The seed parameter: the gradient of the function's result."""
+        return self.adj(self.fn.result)
+
     # --- the whole function -------------------------------------------------------------------
     def build(self) -> gast.FunctionDef:
-        fn = self.fn
-        check(fn, self.program.activity(fn, self.wrt, self.arrays), self._error,  # as written
-              helper=self.unit is not self.program.main)
-        from .normalize import split_self_updates
-        split_self_updates(fn.body, self.names, _reads_old_and_new)
-        if self.program.optimized:
-            from .hoist import hoist
-            hoist(fn.body)
-        self.act = self.program.activity(fn, self.wrt, self.arrays)
-        self.classes = shape_classes(fn, self.scalar_params)
-        self.classes[self.adj(fn.result)] = self.classes.get(fn.result)   # the seed's shape
-        self.lists = _list_names(fn)
-        for g in ir.walk(fn.body):   # `insert_grad_of(h) as dh`: the user named h's gradient
+        self._name_gradients()
+        self._plan()
+        forward = self._forward_pass()
+        backward, returned = self._backward_pass()
+        if _changes(backward, self.fn.result):
+            # the backward pass restores the loop's earlier values into the result's variable
+            self.value_name = self.names.fresh(self.fn.name)
+            forward += [note(f"the value, kept: the backward pass restores {self.fn.result}"),
+                        assign(self.value_name, name(self.fn.result))]
+        body = forward + [comment(BACKWARD_MARK)] + backward + [gast.Return(value=returned)]
+        keep = self.seed_default is not REQUIRED
+        # the user's gradient takes its seed by keyword only: an extra positional argument is
+        # a mistake in the call, never the output's gradient (vjp helpers take it by position)
+        return function_def(self.func_name, self.unit.parsed.node.args, [self.seed],
+                            [self.seed_default], body, keep_defaults=keep, keyword_only=keep)
+
+    def _name_gradients(self) -> None:
+        """The seed, then the gradients the user named (``insert_grad_of(h) as dh``)."""
+        self.classes[self.seed] = self.classes.get(self.fn.result)   # the seed's shape
+        for g in ir.walk(self.fn.body):
             if isinstance(g, ir.GradOf) and g.name not in self.adjoints and (
                     g.alias not in self.adjoints.values()):
                 self.adjoints[g.name] = g.alias
-        self.always_defined = set(fn.params) | {
-            t for st in fn.body if isinstance(st, Assign) for t in st.targets} | {
-            t for st in ir.walk(fn.body) if isinstance(st, (ir.For, ir.While))
-            for t in ir.writes_in(st.body)
-            if t in ir.reads_in(st.body) or isinstance(st, ir.For) and t == st.target}
-        seed = self.adj(fn.result)
-        self.order = {id(st): i for i, st in enumerate(ir.walk(fn.body))}
-        self.first_def: dict[str, int] = {}
-        for st in ir.walk(fn.body):
-            for t in ir.stmt_writes(st):
-                self.first_def.setdefault(t, self.order[id(st)])
-        self._plan_control(fn.body, depth=0, loop=None)
-        self._place_grad_of(fn.body)
-        for s in ir.walk(fn.body):
-            if isinstance(s, Assign) and self._active_stmt(s):
-                self.plans.setdefault(id(s), Plan()).items = self._items(s)
-            elif isinstance(s, ir.Effect) and s.kind == "append" and self.act.active(s.target):
-                self.plans.setdefault(id(s), Plan()).items = ["append"]
-        self.needed = self._needed(fn.body)
-        self._plan_pushes(fn.body, loop=None)
-
-        forward: list[gast.stmt] = []
-        for v, stack in self.stacks.items():
-            forward.append(assign(stack, gast.List(elts=[], ctx=gast.Load())))
-        for v in sorted(self.inits):   # saved before its first value exists
-            forward.append(assign(v, const(None)))
-        forward.extend(self._forward_block(fn.body))
-
-        state: set[str] = {fn.result} if self.act.active(fn.result) or fn.result in self.wrt else set()
-        self.emitter.last_origin[0] = None
-        backward = self._backward_block(fn.body, state, top=True)
-        if "end" in self.grad_of:
-            backward.extend(self._grad_of_code(self.grad_of["end"], state))
-        results = []
-        for p in self.wrt:
-            if p in state:
-                results.append(name(self.adj(p)))
-            elif self.classes.get(p) == SCALAR:
-                results.append(const(0.0))
-            else:
-                results.append(call(attr(self.gl, "zeros_like"), [name(p)]))
-        ret = results[0] if len(results) == 1 else gast.Tuple(elts=results, ctx=gast.Load())
-        #: the variable that holds the function's value when the gradient returns (the wrapper
-        #: checks it is a scalar; value_and_grad and hvp return or inspect it)
-        self.value_name = fn.result
-        if _changes(backward, fn.result):
-            # the backward pass restores the loop's earlier values into the result's variable
-            self.value_name = self.names.fresh(self.fn.name)
-            forward += [note(f"the value, kept: the backward pass restores {fn.result}"),
-                        assign(self.value_name, name(fn.result))]
-        body = forward + [comment(BACKWARD_MARK)] + backward + [gast.Return(value=ret)]
-        keep = self.seed_default is not _REQUIRED
-        if self.program.optimized:
-            _skip_broadcasts(body, self.classes)
-            _scalars_first(body, self.classes)
-        # the user's gradient takes its seed by keyword only: an extra positional argument is
-        # a mistake in the call, never the output's gradient (vjp helpers take it by position)
-        return _function_def(self.func_name, self.unit, [seed], [self.seed_default], body,
-                             keep_defaults=keep, keyword_only=keep)
-
-    def _error(self, message: str, origin: ir.Origin | None, construct: str = "") -> Exception:
-        from ..errors import GradlabSyntaxError
-        return GradlabSyntaxError(message, construct=construct,
-                                  filename=origin.filename if origin else "<unknown>",
-                                  lineno=origin.lineno if origin else None,
-                                  line=origin.text if origin else "")
 
     # --- planning -----------------------------------------------------------------------------
-    def _active_stmt(self, s: Assign) -> bool:
-        return any(self.act.active(t) for t in s.targets)
+    def _plan(self) -> None:
+        body = self.fn.body
+        self.order = {id(st): i for i, st in enumerate(ir.walk(body))}
+        for st in ir.walk(body):
+            for t in ir.stmt_writes(st):
+                self.first_def.setdefault(t, self.order[id(st)])
+        self._plan_control(body)
+        self._place_grad_of(body)
+        for s in ir.walk(body):
+            if self._active(s):
+                self.plans.setdefault(id(s), Plan()).items = self.rules_for(s)
+        self.needed = self._needed(body)
+        counters = {t.counter for t in ir.walk(body)
+                    if isinstance(t, (ir.For, ir.While)) and t.counter}
+        self._plan_pushes(body, None, counters)
+
+    def _active(self, s: ir.Stmt) -> bool:
+        """Whether statement ``s`` passes a gradient back (so it gets backward code)."""
+        if isinstance(s, Assign):
+            return any(self.act.active(t) for t in s.targets)
+        return isinstance(s, ir.Effect) and s.kind is EffectKind.APPEND and self.act.active(
+            s.target)
 
     def _active_block(self, stmts: list[ir.Stmt]) -> bool:
-        for s in ir.walk(stmts):
-            if isinstance(s, Assign) and self._active_stmt(s):
-                return True
-            if isinstance(s, ir.Effect) and s.kind == "append" and self.act.active(s.target):
-                return True
-            if isinstance(s, ir.GradOf):
-                return True
-        return False
+        return any(self._active(s) or isinstance(s, ir.GradOf) for s in ir.walk(stmts))
 
-    def _plan_control(self, stmts: list[ir.Stmt], depth: int, loop: Any) -> None:
+    def _plan_control(self, stmts: list[ir.Stmt]) -> None:
         """Loop counters, loop reversal strategy and branch conditions, for active code."""
         i = 0
         while i < len(stmts):
             s = stmts[i]
-            self.depth[id(s)] = depth
-            self.parent_loop[id(s)] = loop
             if isinstance(s, ir.If):
                 if self._active_block([s]):
                     written = ir.writes_in(s.body) | ir.writes_in(s.orelse)
                     has_call = any(isinstance(n, gast.Call) for n in trees.walk(s.test))
                     if ir.atom_names(s.test) & written or has_call:
                         s.cond = self.names.fresh("cond")
-                self._plan_control(s.body, depth, loop)
-                self._plan_control(s.orelse, depth, loop)
+                self._plan_control(s.body)
+                self._plan_control(s.orelse)
             elif isinstance(s, (ir.For, ir.While)):
                 if self._active_block(s.body):
                     reversible = isinstance(s, ir.For) and not _has_break(s.body) and not (
                         ir.atom_names(s.range_args) | {s.target}) & ir.writes_in(s.body)
                     if not reversible:
                         s.counter = self.names.fresh("steps")
-                        init = Assign(s.origin, [s.counter], ir.Op("copy", args=[Const(0)]))
-                        stmts.insert(i, init)
-                        self.depth[id(init)] = depth
-                        self.parent_loop[id(init)] = loop
+                        stmts.insert(i, Assign(s.origin, [s.counter],
+                                               ir.Op(OpKind.COPY, args=[Const(0)])))
                         i += 1
-                self._plan_control(s.body, depth + 1, s)
+                self._plan_control(s.body)
             i += 1
 
     def _place_grad_of(self, stmts: list[ir.Stmt]) -> None:
@@ -241,47 +236,50 @@ class Reverse:
                 anchor = last_def.get(s.name)
                 self.grad_of.setdefault(id(anchor) if anchor is not None else "end", []).append(s)
 
-    def _items(self, s: Assign) -> list[Any]:
+    # --- what each statement's backward code is (the dispatch shared with forward mode) ------
+    def nothing(self, s: ir.Stmt) -> list[PlanItem]:
+        return []
+
+    def copy(self, s: Assign) -> list[PlanItem]:
+        src = s.op.args[0]
+        if len(s.targets) == 1 and isinstance(src, str) and self.act.active(src):
+            return [Contribution(src, name(self.adj(s.targets[0])))]
+        return []
+
+    def sequence(self, s: Assign) -> list[PlanItem]:
         op = s.op
-        if op.kind == "copy":
-            src = op.args[0]
-            if len(s.targets) == 1 and self._is_active_atom(src):
-                return [Contribution(src, name(self.adj(s.targets[0])))]  # type: ignore[arg-type]
+        if len(s.targets) > 1:
+            return [Parallel(list(zip(s.targets, op.args)))]
+        d = self.adj(s.targets[0])
+        return [Contribution(str(a), gast.Subscript(value=name(d), slice=const(k),
+                                                    ctx=gast.Load()))
+                for k, a in enumerate(op.args) if self._is_active_atom(a)]
+
+    def user_call(self, s: Assign) -> list[PlanItem]:
+        op = s.op
+        active = [i for i, a in enumerate(op.args) if self._is_active_atom(a)]
+        if not active:
             return []
-        if op.kind in ("tuple", "list"):
-            if len(s.targets) > 1:
-                return [("parallel", list(zip(s.targets, op.args)))]
-            d = self.adj(s.targets[0])
-            return [Contribution(str(a), gast.Subscript(value=name(d), slice=const(k),
-                                                        ctx=gast.Load()))
-                    for k, a in enumerate(op.args) if self._is_active_atom(a)]
-        if op.kind == "user":
-            return self._user_items(s)
-        if op.kind != "prim":
+        vjp = self.program.vjp(op.callee, tuple(active), array_arguments(op, self.act.arrays))
+        target = s.targets[0]
+        value = call(name(vjp), [self.emitter.atom(a) for a in op.args] + [name(self.adj(target))])
+        return [MultiContribution([str(op.args[i]) for i in active], value)]
+
+    def list_item(self, s: Assign) -> list[PlanItem]:
+        xs, index = s.op.args
+        if not isinstance(xs, str) or not self.act.active(xs):
             return []
-        if op.prim == "list_getitem":
-            xs, index = op.args
-            if not self._is_active_atom(xs):
-                return []
-            return [ListElement(xs, self.emitter.atom(index), name(self.adj(s.targets[0])))]  # type: ignore[arg-type]
-        rule = ADJOINTS.get(op.prim)
+        return [ListElement(xs, self.emitter.atom(index), name(self.adj(s.targets[0])))]
+
+    def primitive(self, s: Assign) -> list[PlanItem]:
+        rule = rule_for(ADJOINTS, s.op, "gradlab has no derivative rule for {}")
         if rule is None:
-            if op.prim in NONDIFFERENTIABLE:
-                return []
-            raise NoRuleError(f"gradlab has no derivative rule for {op.source or op.prim}")
-        binding = {rule.params[0]: name(s.targets[0])}
-        for pname, atom in bindings(op).items():
-            binding[pname] = self.emitter.atom(atom)
-            if pname == "index":
-                binding[pname] = index_value(binding[pname])
-        try:
-            instance = instantiate(rule, binding, self.adj, self.names.fresh,
-                                   lambda e: isinstance(e, gast.Name) and self.act.active(e.id)
-                                   and e.id not in s.frozen, self._shape_of,
-                                   label=str(op.source or op.prim))
-        except RuleGap as e:
-            raise self._error(str(e), s.origin, str(op.source or op.prim)) from None
-        return instance.steps
+            return []
+        return list(apply_rule(rule, s, self.emitter, self.adj, self.names.fresh,
+                               self.act.active, self._shape_of).steps)
+
+    def append(self, s: ir.Effect) -> list[PlanItem]:
+        return [Appended()]
 
     def _shape_of(self, e: gast.expr) -> Any:
         if isinstance(e, gast.Name):
@@ -295,16 +293,7 @@ class Reverse:
     def _is_active_atom(self, a: Any) -> bool:
         return isinstance(a, str) and self.act.active(a)
 
-    def _user_items(self, s: Assign) -> list[Any]:
-        op = s.op
-        active = [i for i, a in enumerate(op.args) if self._is_active_atom(a)]
-        if not active:
-            return []
-        vjp = self.program.vjp(op.callee, tuple(active), array_arguments(op, self.act.arrays))
-        target = s.targets[0]
-        value = call(name(vjp), [self.emitter.atom(a) for a in op.args] + [name(self.adj(target))])
-        return [MultiContribution([op.args[i] for i in active], value)]  # type: ignore[misc]
-
+    # --- which values the backward pass reads, and how they are saved ----------------------
     def _needed(self, stmts: list[ir.Stmt]) -> set[str]:
         """Primal names the backward code reads."""
         adjoint_names = set(self.adjoints.values())
@@ -323,8 +312,8 @@ class Reverse:
                         add_expr(item.expr)
                         if item.target in self.lists:
                             out.add(item.target)
-                    elif isinstance(item, gast.Assign):
-                        add_expr(item.value)
+                    elif isinstance(item, Temporary):
+                        add_expr(item.stmt.value)
                     elif isinstance(item, ListElement):
                         add_expr(item.index)
                         out.add(item.target)
@@ -343,15 +332,15 @@ class Reverse:
                     add_expr(b)
         return out - adjoint_names
 
-    def _plan_pushes(self, stmts: list[ir.Stmt], loop: Any) -> None:
-        counters = {t.counter for t in ir.walk(self.fn.body)
-                    if isinstance(t, (ir.For, ir.While)) and t.counter}
+    def _plan_pushes(self, stmts: list[ir.Stmt], loop: Any, counters: set[str]) -> None:
+        """Which values each statement in a loop pushes, and whether it records or restores
+        them (``counters``: the loop counters, which are never saved this way)."""
         for s in stmts:
             if loop is not None and isinstance(s, (ir.For, ir.While)) and s.counter and (
                     s.counter in self.needed):
                 # an inner loop's count is final only once the loop is done: save it then
                 plan = self.plans.setdefault(id(s), Plan())
-                plan.pushed, plan.push = [s.counter], "record"
+                plan.pushed, plan.push = [s.counter], Push.RECORD
                 self.stack(s.counter)
             if loop is not None:
                 written = ir.stmt_writes(s) - counters
@@ -361,20 +350,22 @@ class Reverse:
                 if saved:
                     plan = self.plans.setdefault(id(s), Plan())
                     plan.pushed = saved
-                    plan.push = "record" if self._iteration_local(s, stmts, loop, saved) \
-                        else "restore"
-                    if plan.push == "restore" and isinstance(s, Assign):
+                    plan.push = Push.RECORD if self._iteration_local(s, stmts, loop, saved) \
+                        else Push.RESTORE
+                    if plan.push is Push.RESTORE and isinstance(s, Assign):
                         plan.pop_first = self._reads_old_value(s, plan)
                     for v in saved:
                         self.stack(v)
-                        if plan.push == "restore" and not self._defined_before(v, loop):
+                        if plan.push is Push.RESTORE and not self._defined_before(v, loop):
                             self.inits.add(v)
-                if isinstance(s, ir.Effect) and s.kind == "append" and s.target in self.needed:
+                if isinstance(s, ir.Effect) and s.kind is EffectKind.APPEND and (
+                        s.target in self.needed):
                     self.plans.setdefault(id(s), Plan()).pushed = [s.target]
             if isinstance(s, ir.For) and s.counter and s.target in self.needed:
                 self.stack(s.target)
             for block in ir.children(s):
-                self._plan_pushes(block, s if isinstance(s, (ir.For, ir.While)) else loop)
+                self._plan_pushes(block, s if isinstance(s, (ir.For, ir.While)) else loop,
+                                  counters)
 
     def _iteration_local(self, s: ir.Stmt, block: list[ir.Stmt], loop: Any,
                          names: list[str]) -> bool:
@@ -413,63 +404,83 @@ class Reverse:
                 return True
         return False
 
-    # --- forward code -------------------------------------------------------------------------
+    # --- emit: the forward pass --------------------------------------------------------------
+    def _forward_pass(self) -> list[gast.stmt]:
+        """The stacks, the values saved before they exist, then the user's code with pushes."""
+        forward: list[gast.stmt] = []
+        for stack in self.stacks.values():
+            forward.append(assign(stack, gast.List(elts=[], ctx=gast.Load())))
+        for v in sorted(self.inits):   # saved before its first value exists
+            forward.append(assign(v, const(None)))
+        forward.extend(self._forward_block(self.fn.body))
+        return forward
+
     def _forward_block(self, stmts: list[ir.Stmt]) -> list[gast.stmt]:
         out: list[gast.stmt] = []
         for s in stmts:
             self._forward_stmt(s, out)
         return out
 
+    def _push(self, v: str) -> gast.stmt:
+        return expr_stmt(call(attr(self.stack(v), "append"), [name(v)]))
+
+    def _count(self, counter: str) -> gast.stmt:
+        return assign(counter, gast.BinOp(left=name(counter), op=gast.Add(), right=const(1)))
+
     def _forward_stmt(self, s: ir.Stmt, out: list[gast.stmt]) -> None:
         e = self.emitter
         plan = self.plans.get(id(s))
-        pushes = [expr_stmt(call(attr(self.stack(v), "append"), [name(v)]))
-                  for v in (plan.pushed if plan and plan.push else [])]
+        pushes = [self._push(v) for v in (plan.pushed if plan and plan.push else [])]
+        restores = plan is not None and plan.push is Push.RESTORE
         if isinstance(s, ir.If):
             test = e.inline(s.test)
             lines: list[gast.stmt] = []
             if s.cond:
                 lines.append(assign(s.cond, test))
                 test = name(s.cond)
-            before, after = (pushes, []) if plan and plan.push == "restore" else ([], pushes)
-            lines = before + lines + after
-            e.with_comment(s, out, lines)
+            e.with_comment(s, out, pushes + lines if restores else lines + pushes)
             body, orelse = self._forward_block(s.body), self._forward_block(s.orelse)
-            out.extend(_if(test, body, orelse))
+            out.extend(if_(test, body, orelse))
             return
-        if isinstance(s, ir.For):
-            body = []
-            if s.counter:
-                body.append(assign(s.counter, gast.BinOp(left=name(s.counter), op=gast.Add(),
-                                                         right=const(1))))
-                if s.target in self.needed:
-                    body.append(expr_stmt(call(attr(self.stack(s.target), "append"),
-                                               [name(s.target)])))
+        if isinstance(s, (ir.For, ir.While)):
+            body = [self._count(s.counter)] if s.counter else []
+            if isinstance(s, ir.For) and s.counter and s.target in self.needed:
+                body.append(self._push(s.target))
             body += self._forward_block(s.body)
-            out.append(gast.For(target=gast.Name(s.target, gast.Store(), None, None),
-                                iter=_loop_range(s, e), body=body or [gast.Pass()], orelse=[],
-                                type_comment=None))
-            out.extend(pushes)
-            return
-        if isinstance(s, ir.While):
-            body = []
-            if s.counter:
-                body.append(assign(s.counter, gast.BinOp(left=name(s.counter), op=gast.Add(),
-                                                         right=const(1))))
-            body += self._forward_block(s.body)
-            out.append(gast.While(test=e.inline(s.test), body=body or [gast.Pass()], orelse=[]))
+            out.append(for_(s.target, e.loop_range(s), body) if isinstance(s, ir.For)
+                       else while_(e.inline(s.test), body))
             out.extend(pushes)
             return
         lines = e.forward(s)
-        if plan and plan.push == "restore":
+        if restores:
             lines = pushes + lines
-        elif plan and plan.push == "record":
+        elif plan and plan.push is Push.RECORD:
             lines = lines + pushes
         e.with_comment(s, out, lines)
 
-    # --- backward code -------------------------------------------------------------------------
-    def _backward_block(self, stmts: list[ir.Stmt], state: set[str], top: bool = False
-                        ) -> list[gast.stmt]:
+    # --- emit: the backward pass -------------------------------------------------------------
+    def _backward_pass(self) -> tuple[list[gast.stmt], gast.expr]:
+        """The backward code, and what the gradient returns: each ``wrt`` parameter's gradient
+        (a zero of its shape for one nothing flowed back to)."""
+        fn = self.fn
+        state: set[str] = {fn.result} if self.act.active(fn.result) or fn.result in self.wrt \
+            else set()
+        self.emitter.last_origin[0] = None
+        backward = self._backward_block(fn.body, state)
+        if "end" in self.grad_of:
+            backward.extend(self._grad_of_code(self.grad_of["end"], state))
+        results = []
+        for p in self.wrt:
+            if p in state:
+                results.append(name(self.adj(p)))
+            elif self.classes.get(p) == SCALAR:
+                results.append(const(0.0))
+            else:
+                results.append(call(attr(self.gl, "zeros_like"), [name(p)]))
+        returned = results[0] if len(results) == 1 else gast.Tuple(elts=results, ctx=gast.Load())
+        return backward, returned
+
+    def _backward_block(self, stmts: list[ir.Stmt], state: set[str]) -> list[gast.stmt]:
         out: list[gast.stmt] = []
         records = [v for t in stmts for v in self._records(t)]
         out += [self._pop(v) for v in reversed(records)]
@@ -482,43 +493,51 @@ class Reverse:
 
     def _backward_stmt(self, s: ir.Stmt, state: set[str], out: list[gast.stmt]) -> None:
         plan = self.plans.get(id(s))
-        restore = plan is not None and plan.push == "restore"
         if isinstance(s, Assign):
-            lines: list[gast.stmt] = []
-            self.renewed = set()
-            if id(s) in self.grad_of:
-                lines += self._grad_of_code(self.grad_of[id(s)], state)
-            if restore and plan.pop_first:  # type: ignore[union-attr]
-                lines += [self._pop(v) for v in plan.pushed]  # type: ignore[union-attr]
-            if plan is not None and plan.items:
-                lines += self._shift_notes(s)
-                lines += self._adjoint_lines(s, plan.items, state)
-            parallel = plan is not None and any(isinstance(i, tuple) for i in plan.items)
-            for t in s.targets:
-                if not _self_contributed(plan, t) and not parallel and t not in self.renewed:
-                    state.discard(t)
-            if restore and not plan.pop_first:  # type: ignore[union-attr]
-                lines += [self._pop(v) for v in plan.pushed]  # type: ignore[union-attr]
-            self.emitter.with_comment(s, out, lines)
-            return
-        if isinstance(s, ir.Effect):
-            lines = []
-            if s.kind == "append" and plan is not None:
-                if plan.items and s.target in state and self._is_active_atom(s.value):
-                    popped = call(attr(self.adj(s.target), "pop"), [])
-                    self._contribute(s.value, popped, state, lines)  # type: ignore[arg-type]
-                elif plan.items and s.target in state:
-                    lines.append(expr_stmt(call(attr(self.adj(s.target), "pop"), [])))
-                if plan.pushed:
-                    lines.append(expr_stmt(call(attr(s.target, "pop"), [])))
-            self.emitter.with_comment(s, out, lines)
-            return
-        if isinstance(s, ir.If):
+            self.emitter.with_comment(s, out, self._backward_assign(s, plan, state))
+        elif isinstance(s, ir.Effect):
+            self.emitter.with_comment(s, out, self._backward_effect(s, plan, state))
+        elif isinstance(s, ir.If):
             self._backward_if(s, state, out, plan)
-            return
-        if isinstance(s, (ir.For, ir.While)):
+        elif isinstance(s, (ir.For, ir.While)):
             self._backward_loop(s, state, out)
-            return
+
+    def _backward_assign(self, s: Assign, plan: Plan | None, state: set[str]
+                         ) -> list[gast.stmt]:
+        """The gradients ``s`` passes back, between the pops that restore what it overwrote."""
+        lines: list[gast.stmt] = []
+        self.renewed = set()
+        if id(s) in self.grad_of:
+            lines += self._grad_of_code(self.grad_of[id(s)], state)
+        pops = [self._pop(v) for v in plan.pushed] if plan is not None and (
+            plan.push is Push.RESTORE) else []
+        if pops and plan is not None and plan.pop_first:
+            lines += pops
+        if plan is not None and plan.items:
+            lines += self._shift_notes(s)
+            lines += self._adjoint_lines(s, plan.items, state)
+        parallel = plan is not None and any(isinstance(i, Parallel) for i in plan.items)
+        for t in s.targets:
+            if not _self_contributed(plan, t) and not parallel and t not in self.renewed:
+                state.discard(t)
+        if pops and plan is not None and not plan.pop_first:
+            lines += pops
+        return lines
+
+    def _backward_effect(self, s: ir.Effect, plan: Plan | None, state: set[str]
+                         ) -> list[gast.stmt]:
+        """``xs.append(v)`` backward: ``v``'s gradient popped from ``dxs``, and ``xs``'s item
+        popped where the backward pass reads ``xs``."""
+        lines: list[gast.stmt] = []
+        if s.kind is EffectKind.APPEND and plan is not None:
+            if plan.items and s.target in state and self._is_active_atom(s.value):
+                popped = call(attr(self.adj(s.target), "pop"), [])
+                self._contribute(str(s.value), popped, state, lines)
+            elif plan.items and s.target in state:
+                lines.append(expr_stmt(call(attr(self.adj(s.target), "pop"), [])))
+            if plan.pushed:
+                lines.append(expr_stmt(call(attr(s.target, "pop"), [])))
+        return lines
 
     def _shift_notes(self, s: Assign) -> list[gast.stmt]:
         """Say why a shift gets no gradient (invariance.py), where it would have got one."""
@@ -556,17 +575,16 @@ class Reverse:
             body.append(self._zero(v, s))
         state.clear()
         state |= body_state | else_state
-        out.extend(_if(test, body, orelse))
-        if plan is not None and plan.push == "restore":
+        out.extend(if_(test, body, orelse))
+        if plan is not None and plan.push is Push.RESTORE:
             out.extend(self._pop(v) for v in plan.pushed)
 
-    def _zero(self, v: str, at: ir.Stmt | None = None) -> gast.stmt:
+    def _zero(self, v: str, at: ir.Stmt) -> gast.stmt:
         """A zero gradient for ``v``, written where the backward pass reaches statement
         ``at``: shaped like ``v`` when ``v`` is assigned before ``at`` runs forward (so it
         exists), else the number 0.0 (a variable assigned later, or only on some paths)."""
         exists = v in self.fn.params or (
-            at is not None and self.first_def.get(v, 1 << 30) < self.order.get(id(at), -1)) or (
-            at is None and v in self.always_defined)
+            self.first_def.get(v, 1 << 30) < self.order.get(id(at), -1))
         if not exists or self.classes.get(v) == SCALAR:
             return assign(self.adj(v), const(0.0))
         helper = "zeros_like_list" if v in self.lists else "zeros_like"
@@ -581,18 +599,22 @@ class Reverse:
         is None, whose zero is 0.0."""
         writes = [t for t in ir.walk(loop.body) if v in ir.stmt_writes(t)]
         restored = bool(writes) and all(
-            (plan := self.plans.get(id(t))) is not None and plan.push == "restore"
+            (plan := self.plans.get(id(t))) is not None and plan.push is Push.RESTORE
             and v in plan.pushed for t in writes)
         if restored and self.classes.get(v) != SCALAR and v not in self.lists:
             return assign(self.adj(v), call(attr(self.gl, "zeros_like"), [name(v)]))
         return self._zero(v, loop)
 
     def _backward_loop(self, s: ir.For | ir.While, state: set[str], out: list[gast.stmt]) -> None:
+        """The loop run backward. Gradients that reach the loop's start from inside it (a
+        value carried to the next iteration) must hold something on entry: the body is written
+        again, with them zeroed before the loop, until that set stops growing. It only grows,
+        within the finite set of the loop's names, so this ends."""
         if not self._active_block(s.body):
             return
         entry = set(state)
         inits: list[str] = []
-        for _ in range(4):
+        while True:
             body_state = set(entry)
             saved_origin = self.emitter.last_origin[0]
             body = self._loop_body(s, body_state)
@@ -607,16 +629,13 @@ class Reverse:
         self.emitter.last_origin[0] = None
         out.extend(self._zero(v, s) for v in inits)
         if isinstance(s, ir.For) and s.counter is None:
-            rng = _loop_range(s, self.emitter, backward=True)
+            rng = self.emitter.loop_range(s, backward=True)
             target = s.target
         else:
-            rng = call(name("range"), [name(s.counter)])  # type: ignore[arg-type]
+            rng = call(name("range"), [name(str(s.counter))])
             target = "_"
-        header = comment(_loop_text(s), s.origin.lineno if s.origin else 0)
-        out.append(header)
-        out.append(gast.For(target=gast.Name(target, gast.Store(), None, None), iter=rng,
-                            body=_pretty_loop_body(body) or [gast.Pass()], orelse=[],
-                            type_comment=None))
+        out.append(comment(_loop_text(s), s.origin.lineno if s.origin else 0))
+        out.append(for_(target, rng, _pretty_loop_body(body)))
         state.clear()
         state |= entry
 
@@ -629,20 +648,21 @@ class Reverse:
 
     def _records(self, s: ir.Stmt) -> list[str]:
         plan = self.plans.get(id(s))
-        if plan is not None and plan.push == "record":
+        if plan is not None and plan.push is Push.RECORD:
             return list(plan.pushed)
         return []
 
     # --- accumulation ---------------------------------------------------------------------------
-    def _adjoint_lines(self, s: Assign, items: list[Any], state: set[str]) -> list[gast.stmt]:
+    def _adjoint_lines(self, s: Assign, items: list[PlanItem], state: set[str]
+                       ) -> list[gast.stmt]:
         targets = set(s.targets)
-        if not targets & state and not any(isinstance(i, tuple) for i in items):
+        if not targets & state and not any(isinstance(i, Parallel) for i in items):
             return []   # the result's gradient is zero here: nothing flows back
         lines: list[gast.stmt] = []
         deferred: list[Contribution] = []
         for item in items:
-            if isinstance(item, gast.Assign):
-                lines.append(item)
+            if isinstance(item, Temporary):
+                lines.append(item.stmt)
             elif isinstance(item, Contribution):
                 if item.target in targets:
                     deferred.append(item)
@@ -660,8 +680,8 @@ class Reverse:
                     left=element, op=gast.Add(), right=item.expr), type_comment=None))
             elif isinstance(item, MultiContribution):
                 self._multi(item, state, lines, targets)
-            elif isinstance(item, tuple) and item[0] == "parallel":
-                self._parallel(item[1], state, lines)
+            elif isinstance(item, Parallel):
+                self._parallel(item.pairs, state, lines)
         if deferred:
             total = deferred[0].expr
             for extra in deferred[1:]:
@@ -738,113 +758,9 @@ class Reverse:
 
 
 # --- small helpers ----------------------------------------------------------------------------------
-def _reads_old_and_new(s: Assign) -> bool:
-    """Does the adjoint of ``y = f(..y..)`` need both the old ``y`` and the new one?"""
-    target = s.targets[0]
-    if s.op.kind != "prim" or target not in ir.op_reads(s.op):
-        return False
-    rule = ADJOINTS.get(s.op.prim)
-    return rule is not None and rule.reads_result()
-
-
-def _skip_broadcasts(body: list[gast.stmt], classes: dict[str, Any]) -> None:
-    """``d = gl.broadcast_like(g, X)`` used once, as a factor of a product that already has a
-    factor shaped like ``X``: the product broadcasts ``g`` by itself, so skip the copy.
-    (``dh = 2 * h * gl.broadcast_like(dloss, h_pow2)`` becomes ``dh = 2 * h * dloss``.)"""
-    blocks = [body] + [b for n in trees.walk(gast.Module(body=body, type_ignores=[]))
-                       for b in (getattr(n, "body", None), getattr(n, "orelse", None))
-                       if isinstance(b, list) and n is not None]
-    loads: dict[str, int] = {}
-    for n in trees.walk(gast.Module(body=body, type_ignores=[])):
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
-            loads[n.id] = loads.get(n.id, 0) + 1
-    for block in blocks:
-        i = 0
-        while i < len(block) - 1:
-            s, nxt = block[i], block[i + 1]
-            if (isinstance(s, gast.Assign) and len(s.targets) == 1
-                    and isinstance(s.targets[0], gast.Name)
-                    and isinstance(s.value, gast.Call)
-                    and isinstance(s.value.func, gast.Attribute)
-                    and s.value.func.attr == "broadcast_like" and len(s.value.args) == 2
-                    and isinstance(s.value.args[1], gast.Name)
-                    and loads.get(s.targets[0].id) == 1
-                    and isinstance(nxt, gast.Assign)):
-                d, g, like = s.targets[0].id, s.value.args[0], s.value.args[1].id
-                if _replace_factor(nxt.value, d, g, classes.get(like), classes):
-                    del block[i]
-                    continue
-            i += 1
-
-
-def _scalars_first(body: list[gast.stmt], classes: dict[str, Any]) -> None:
-    """In a product, multiply the numbers first: ``2 * dloss * h`` costs one pass over ``h``,
-    ``2 * h * dloss`` two."""
-    def scalar(f: gast.expr) -> bool:
-        if isinstance(f, gast.BinOp):
-            return scalar(f.left) and scalar(f.right)
-        if isinstance(f, gast.Call) and isinstance(f.func, gast.Attribute):
-            return f.func.attr in ("size", "ndim")   # gl.size(x): a count
-        return (isinstance(f, gast.Constant) and isinstance(f.value, (int, float))) or (
-            isinstance(f, gast.Name) and classes.get(f.id) == SCALAR)
-
-    for node in trees.walk(gast.Module(body=body, type_ignores=[])):
-        for field in ("value", "left", "right", "operand"):
-            child = getattr(node, field, None)
-            if isinstance(child, gast.BinOp) and isinstance(child.op, gast.Mult):
-                factors = _factors(child)
-                numbers = [f for f in factors if scalar(f)]
-                if not numbers or len(numbers) == len(factors) or all(
-                        scalar(f) for f in factors[:len(numbers)]):
-                    continue
-                ordered = numbers + [f for f in factors if not scalar(f)]
-                product = ordered[0]
-                for f in ordered[1:]:
-                    product = gast.BinOp(left=product, op=gast.Mult(), right=f)
-                setattr(node, field, product)
-
-
-def _factors(node: gast.expr) -> list[gast.expr]:
-    if isinstance(node, gast.BinOp) and isinstance(node.op, gast.Mult):
-        return _factors(node.left) + _factors(node.right)
-    return [node]
-
-
-def _replace_factor(expr: gast.expr, d: str, g: gast.expr, like_class: Any,
-                    classes: dict[str, Any]) -> bool:
-    if like_class is None:
-        return False
-    for node in trees.walk(expr):
-        if not (isinstance(node, gast.BinOp) and isinstance(node.op, gast.Mult)):
-            continue
-        factors = _factors(node)
-        if not any(isinstance(f, gast.Name) and f.id == d for f in factors):
-            continue
-        if not any(isinstance(f, gast.Name) and f.id != d and classes.get(f.id) == like_class
-                   for f in factors):
-            continue
-        for parent in trees.walk(node):
-            for field in ("left", "right"):
-                child = getattr(parent, field, None)
-                if isinstance(child, gast.Name) and child.id == d:
-                    setattr(parent, field, trees.clone(g))
-                    return True
-    return False
-
-
-def _subscript_index(index: gast.expr) -> gast.expr:
-    """The inverse of :func:`emit.index_value`: ``slice(1, None)`` back to ``1:``."""
-    if isinstance(index, gast.Call) and isinstance(index.func, gast.Name) and (
-            index.func.id == "slice"):
-        parts = list(index.args) + [None] * (3 - len(index.args))
-        return gast.Slice(*[None if isinstance(p, gast.Constant) and p.value is None else p
-                            for p in parts])
-    if isinstance(index, gast.Tuple):
-        return gast.Tuple(elts=[_subscript_index(e) for e in index.elts], ctx=gast.Load())
-    return index
-
-
 def _self_contributed(plan: Plan | None, target: str) -> bool:
+    """Whether ``s`` contributes to the gradient of its own target (``y = y + x`` in a loop):
+    then that gradient stays alive through it."""
     if plan is None:
         return False
     return any(isinstance(i, Contribution) and i.target == target for i in plan.items)
@@ -870,23 +786,6 @@ def _has_break(stmts: list[ir.Stmt]) -> bool:
     return False
 
 
-def _list_names(fn: ir.Function) -> set[str]:
-    out: set[str] = set()
-    for s in ir.walk(fn.body):
-        if isinstance(s, Assign) and s.op.kind == "list":
-            out.update(s.targets)
-        if isinstance(s, Assign) and s.op.kind == "prim" and s.op.prim in ir.LIST_RESULTS:
-            out.update(s.targets)
-        if isinstance(s, ir.Effect) and s.kind == "append":
-            out.add(s.target)
-        if isinstance(s, Assign) and s.op.kind == "prim" and s.op.prim == "list_getitem":
-            if isinstance(s.op.args[0], str):
-                out.add(s.op.args[0])
-        if isinstance(s, Assign) and s.op.kind == "user" and len(s.targets) == 1:
-            pass
-    return out
-
-
 def _changes(code: list[gast.stmt], v: str) -> bool:
     """Whether ``code`` assigns ``v`` or pops from it (``v = v_stack.pop()``, ``v.pop()``)."""
     for node in trees.walk(gast.Module(body=code, type_ignores=[])):
@@ -897,26 +796,6 @@ def _changes(code: list[gast.stmt], v: str) -> bool:
                 and node.func.value.id == v):
             return True
     return False
-
-
-def _loop_range(s: ir.For, emitter: Any, backward: bool = False) -> gast.expr:
-    """The iterable of a ``for`` loop: ``range(...)`` as the user wrote it, ``reversed(...)``
-    around it for a loop written over ``reversed(range(...))``; the backward pass visits the
-    same indices in the opposite order."""
-    rng: gast.expr = call(name("range"), [emitter.inline(a) for a in s.range_args])
-    return call(name("reversed"), [rng]) if s.reverse != backward else rng
-
-
-def _if(test: gast.expr, body: list[gast.stmt], orelse: list[gast.stmt]) -> list[gast.stmt]:
-    """An if, written the way a person would: no empty branch, and no ``else`` after a branch
-    that ends in ``break``/``continue``."""
-    if not body and not orelse:
-        return []
-    if not body:
-        return [gast.If(test=gast.UnaryOp(op=gast.Not(), operand=test), body=orelse, orelse=[])]
-    if body and isinstance(body[-1], (gast.Break, gast.Continue)) and orelse:
-        return [gast.If(test=test, body=body, orelse=[])] + orelse
-    return [gast.If(test=test, body=body, orelse=orelse)]
 
 
 def _pretty_loop_body(body: list[gast.stmt]) -> list[gast.stmt]:
@@ -938,46 +817,3 @@ def _rename(node: gast.AST, mapping: dict[str, str]) -> Any:
         if isinstance(n, gast.Name) and n.id in mapping:
             n.id = mapping[n.id]
     return node
-
-
-def _function_def(fname: str, unit: Any, extra: list[str], extra_defaults: list[Any],
-                  body: list[gast.stmt], keep_defaults: bool = True,
-                  keyword_only: bool = False) -> gast.FunctionDef:
-    """A def with the user's parameters (and their default values, as written, unless the
-    function is only called by generated code, which passes every argument) plus ``extra``.
-
-    With ``keyword_only`` (the gradient the user calls) the parameters keep the user's own
-    ``*`` and ``extra`` come after it, each with its default: ``def dloss_dW(W, x, *,
-    dloss=1.0)``."""
-    source_args = unit.parsed.node.args
-    if keyword_only:
-        args = gast.arguments(
-            args=[_param(a.id) for a in source_args.posonlyargs + source_args.args],
-            posonlyargs=[], vararg=None,
-            kwonlyargs=[_param(a.id) for a in source_args.kwonlyargs] + [_param(n) for n in extra],
-            kw_defaults=[trees.clone(d) if d is not None else None
-                         for d in source_args.kw_defaults] + [const(d) for d in extra_defaults],
-            kwarg=None, defaults=[trees.clone(d) for d in source_args.defaults])
-    else:
-        params = [_param(a.id)
-                  for a in source_args.posonlyargs + source_args.args + source_args.kwonlyargs]
-        user_defaults = list(source_args.defaults) + [d for d in source_args.kw_defaults
-                                                      if d is not None]
-        defaults = [trees.clone(d) for d in user_defaults] if keep_defaults else []
-        for n, d in zip(extra, extra_defaults):
-            params.append(_param(n))
-            if d is not _REQUIRED:
-                defaults.append(const(d))
-            elif defaults:
-                raise GradlabError("a required parameter after defaults")  # pragma: no cover
-        args = gast.arguments(args=params, posonlyargs=[], vararg=None, kwonlyargs=[],
-                              kw_defaults=[], kwarg=None, defaults=defaults)
-    node = gast.FunctionDef(name=fname, args=args, body=body, decorator_list=[], returns=None,
-                            type_comment=None)
-    if hasattr(gast.FunctionDef, "_fields") and "type_params" in gast.FunctionDef._fields:
-        node.type_params = []
-    return node
-
-
-def _param(n: str) -> gast.Name:
-    return gast.Name(n, gast.Param(), None, None)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import gast
 
 from . import ir
-from .ir import Assign, Const, Op
+from .ir import Assign, Const, Op, OpKind
 from .naming import Names
 from .parse import ParsedFunction
 
@@ -101,7 +101,7 @@ def _set_flag_before_exits(s: ir.Stmt, kinds: tuple[type, ...], flag: str) -> No
         while i < len(stmts):
             t = stmts[i]
             if isinstance(t, kinds):
-                stmts.insert(i, Assign(t.origin, [flag], Op("copy", args=[Const(True)])))
+                stmts.insert(i, Assign(t.origin, [flag], Op(OpKind.COPY, args=[Const(True)])))
                 i += 1
             elif isinstance(t, ir.If):
                 visit(t.body)
@@ -142,14 +142,13 @@ def lower_returns(fn: ir.Function, names: Names, parsed: ParsedFunction) -> None
     if not fn.result:
         fn.result = names.fresh(fn.name)
     flags = FlagMaker(names, "returned")
-    needs_break = _lower(fn.body, fn.result, flags, in_loop=False)
+    _lower(fn.body, fn.result, flags, in_loop=False)
     fn.body = structure(fn.body, (ir.Return,), flags)
     _drop_returns(fn.body)
     if flags.name is not None:
-        fn.body.insert(0, Assign(None, [flags.name], Op("copy", args=[Const(False)])))
+        fn.body.insert(0, Assign(None, [flags.name], Op(OpKind.COPY, args=[Const(False)])))
         # the result exists on every path, even before a return assigns it
-        fn.body.insert(0, Assign(None, [fn.result], Op("copy", args=[Const(None)])))
-    del needs_break
+        fn.body.insert(0, Assign(None, [fn.result], Op(OpKind.COPY, args=[Const(None)])))
     _structure_loops(fn.body, names)
 
 
@@ -163,10 +162,10 @@ def _lower(stmts: list[ir.Stmt], result: str, flags: FlagMaker, in_loop: bool) -
             value = s.value if s.value is not None else Const(None)
             lines: list[ir.Stmt] = []
             if value != result:
-                lines.append(Assign(s.origin, [result], Op("copy", args=[value])))
+                lines.append(Assign(s.origin, [result], Op(OpKind.COPY, args=[value])))
             if in_loop:
                 flag = flags.flag()
-                lines += [Assign(s.origin, [flag], Op("copy", args=[Const(True)])),
+                lines += [Assign(s.origin, [flag], Op(OpKind.COPY, args=[Const(True)])),
                           ir.Break(s.origin)]
                 any_in_loop = True
             else:
@@ -204,4 +203,4 @@ def _structure_loops(stmts: list[ir.Stmt], names: Names) -> None:
             flags = FlagMaker(names, "exited")
             s.body = structure(s.body, (ir.Break, ir.Continue), flags)
             if flags.name is not None:
-                s.body.insert(0, Assign(None, [flags.name], Op("copy", args=[Const(False)])))
+                s.body.insert(0, Assign(None, [flags.name], Op(OpKind.COPY, args=[Const(False)])))

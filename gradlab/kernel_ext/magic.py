@@ -78,8 +78,8 @@ class GradMagics(Magics):
             raise UsageError(f"%%grad: {e}") from None
         if inputs is not None and args.backend != "all":
             try:
-                from ..workbench.session import _device_for
-                _device_for(args.backend, args.device)
+                from ..workbench.session import device_for
+                device_for(args.backend, args.device)
             except GradlabError as e:
                 _restore(ns, saved)
                 raise UsageError(f"%%grad: {e}") from None
@@ -182,10 +182,10 @@ def _function_name(source: str, wanted: str | None) -> str:
 
 
 def _transform(fn: Any, args: Any) -> Any:
-    import gradlab
+    from ..api import grad, jvp
     from ..cli import parse_wrt
     wrt: Any = 0 if args.wrt is None else parse_wrt(args.wrt)
-    make = gradlab.grad if args.mode == "reverse" else gradlab.jvp
+    make = grad if args.mode == "reverse" else jvp
     return make(fn, wrt, optimized=not args.no_optimize)
 
 

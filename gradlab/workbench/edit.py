@@ -128,7 +128,8 @@ def _gl_names() -> set[str]:
 
 def recompile(source: str, like: Any) -> Any:
     """A callable from edited backward code, with ``like``'s calling convention."""
-    from ..api import GradientFunction, JVPFunction, _also_return
+    from ..api import GradientFunction, JVPFunction
+    from ..transforms import also_return
     from ..codegen.emit import compile_source, to_source
     main = validate(source, like)
     value = getattr(like, "value_name", None)
@@ -138,9 +139,9 @@ def recompile(source: str, like: Any) -> Any:
     text = source if source.endswith("\n") else source + "\n"
     # jvp code returns (value, tangent) itself; gradient and hvp code hand the value back too
     returns_value = like.mode != "jvp"
-    factory, filename = compile_source(text, main.name, like.fn.__globals__, like._free,
+    factory, filename = compile_source(text, like.fn.__globals__, like._free,
                                        f"edited:{main.name}",
-                                       transform=_also_return(main.name, value_name)
+                                       transform=also_return(main.name, value_name)
                                        if returns_value else None)
     edited = _EditedTransform(factory, text, filename, main.name, like)
     kind = type(like) if isinstance(like, JVPFunction) else GradientFunction
@@ -175,7 +176,8 @@ class _EditedTransform:
     def variant(self, scalars: frozenset[str], *ignored: Any) -> Any:
         """The edited code, whatever the inputs (their function or dialect): the user wrote
         it for them all."""
-        return (self.factory, self.source, self.filename, self.name, self.free, None)
+        from ..transforms import Variant
+        return Variant(self.factory, self.source, self.filename, self.name, self.free)
 
 
 def _carry_line_map(old: str, new: str, old_map: dict[int, Any]) -> dict[int, Any]:

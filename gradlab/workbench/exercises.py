@@ -245,5 +245,5 @@ def _error_line(e: BaseException) -> int | None:
 
 def exercise(f: Any, *examples: Any, wrt: Any = 0, backend: str = "numpy") -> Exercise:
     """An exercise: write the backward pass of ``f`` (examples give the inputs' shapes)."""
-    import gradlab
-    return Exercise(gradlab.grad(f, wrt), *examples, backend=backend)
+    from ..api import grad
+    return Exercise(grad(f, wrt), *examples, backend=backend)

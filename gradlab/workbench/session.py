@@ -271,7 +271,7 @@ class GradSession:
                                    f"{', '.join(frameworks())} or all")
             if framework not in installed_frameworks():
                 raise GradlabError(f"{framework} is not installed here")
-            target_device = _device_for(framework, device)
+            target_device = device_for(framework, device)
             inputs = tuple(_to(a, framework, target_device) for a in self.args)  # type: ignore[union-attr]
             value_grads = _value_and_gradients(self.active)
             original = _before_first_run(self.active, inputs)
@@ -313,7 +313,7 @@ class GradSession:
         (the automatic search after a run stops after :data:`NAN_HUNT_STEPS` steps)."""
         if self.args is None:
             return "no inputs: give them with --run \"ARGS\" or session.args = (...)"
-        inputs = tuple(_to(a, framework, _device_for(framework, device)) for a in self.args)
+        inputs = tuple(_to(a, framework, device_for(framework, device)) for a in self.args)
         return self._hunt_nan(inputs, None)
 
     def _changed(self) -> None:
@@ -395,7 +395,7 @@ def _after_first_run(df: Any, original: Any, value: Any, inputs: tuple[Any, ...]
     from .. import guard
     from ..tensor.detect import common_framework
     types = tuple(map(type, inputs))
-    note = guard.verify(df, original, value, inputs, {}, common_framework(inputs))
+    note = guard.verify(df, original, value, inputs, {})
     if note:
         df.unchecked[types] = note
     df._checked.add(types)
@@ -433,12 +433,14 @@ def _value_and_gradients(df: Any) -> Callable[..., Any]:
     def call(*args: Any) -> Any:
         impl, fw = df._select(args)
         value, grads = impl(*args)
-        from ..api import _conform
-        return value, _conform(grads, args, df, fw)
+        from ..api import conform_gradients
+        return value, conform_gradients(grads, args, df, fw)
     return call
 
 
-def _device_for(framework: str, device: str) -> Any:
+def device_for(framework: str, device: str) -> Any:
+    """The framework's own name for the device asked for (``"cuda"``, ``"gpu"``, ``"cuda:1"``;
+    None for the CPU), or a GradlabError naming the devices there are."""
     if device in ("", "cpu", None):
         return None
     wanted = "gpu" if device in ("cuda", "gpu") else device

@@ -166,7 +166,7 @@ def test_against_jax(name: str) -> None:
     require("jax")
     import jax
     import jax.numpy as jnp
-    from gradlab.tensor.autodiff import with_module_swapped
+    from gradlab.tensor.swap import with_module_swapped
     case: Case = BY_NAME[name]
     traced = with_module_swapped(case.fn, "numpy", jnp)
     args = [a if (i in case.scalars or i in case.ints) else jnp.asarray(a)

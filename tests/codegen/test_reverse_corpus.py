@@ -77,7 +77,7 @@ def test_gradient_matches_finite_differences(case: Case, framework: str) -> None
 @pytest.mark.parametrize("case", [c for c in CORPUS if not c.scalars], ids=lambda c: c.name)
 def test_gradient_matches_autograd(case: Case) -> None:
     autograd = pytest.importorskip("autograd")
-    from gradlab.tensor.autodiff import with_module_swapped
+    from gradlab.tensor.swap import with_module_swapped
     import autograd.numpy as anp
     args = case.inputs()
     traced = with_module_swapped(case.fn, "numpy", anp)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import tangent
+from .templates import tangent
 
 gl: Any = None  # the namespace in generated code; templates are never executed
 

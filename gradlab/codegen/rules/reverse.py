@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import adjoint
+from .templates import adjoint
 
 gl: Any = None  # the namespace in generated code; templates are never executed
 

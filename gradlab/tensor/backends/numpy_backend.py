@@ -11,7 +11,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import dtypes as _dtypes
-from ..autodiff import with_module_swapped
+from ..swap import with_module_swapped
 from ...errors import GradlabError
 from .base import Backend
 from .common import PadMode, is_basic_index

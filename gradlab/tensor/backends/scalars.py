@@ -18,8 +18,6 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import numpy_backend as _np_ops
-
 
 def _sigmoid(x: float) -> float:
     return 0.5 * (math.tanh(0.5 * x) + 1.0)
@@ -59,8 +57,9 @@ def scalar_first(name: str, array_fn: Callable[[Any], Any]) -> Callable[[Any], A
             try:
                 return scalar_fn(float(x))
             except (ValueError, OverflowError, ZeroDivisionError):
-                # the functions that raise there are NumPy's own ufuncs (sqrt, log, exp...)
-                return float(getattr(_np_ops, name)(float(x)))
+                # the functions that raise there are NumPy's own ufuncs (sqrt, log, exp...),
+                # the NumPy backend's too (NumPy itself, not that backend: it loads this table)
+                return float(getattr(np, name)(float(x)))
         return array_fn(x)
     op.__name__ = name
     op.__doc__ = f"{getattr(array_fn, '__name__', name)} for arrays; Python numbers stay Python."

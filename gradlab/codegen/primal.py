@@ -1,0 +1,270 @@
+"""The primal code: each statement of the normalized program as the gast it runs as, calling the
+tensor layer ``gl`` where it computes on arrays.
+
+Reverse mode writes it as its forward pass, forward mode interleaves it with tangent lines, and
+a user function called by the differentiated one gets a portable copy of it (see
+:meth:`Program.portable`). Calls on plain Python numbers keep the user's spelling
+(``np.sqrt(n)``): a framework function would refuse a bare number.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import gast
+
+from . import ir, trees
+from .analyze import ARRAY_RESULTS, CREATION, Activity, array_arguments
+from .build import assign, attr, call, comment, const, expr_stmt, for_, if_, index_value, name, \
+    not_plain_index, while_
+from .ir import Assign, Const, EffectKind, Op, OpKind
+from .primitives import signature
+from .resolve import Resolver
+from .rules import custom_function, is_custom
+
+_OPERATORS = {"add": gast.Add, "subtract": gast.Sub, "multiply": gast.Mult, "divide": gast.Div,
+              "power": gast.Pow, "floor_divide": gast.FloorDiv, "mod": gast.Mod}
+
+
+@dataclass
+class Emitter:
+    """Writes forward statements of the normalized program as gast, calling ``gl``."""
+
+    gl: str
+    activity: Activity
+    resolver: Resolver
+    portable_name: Callable[..., str]   # (user function, which args are arrays) -> its copy
+    last_origin: list[Any] = field(default_factory=lambda: [None])
+
+    def atom(self, a: Any) -> gast.expr:
+        if isinstance(a, str):
+            return name(a)
+        if isinstance(a, Const):
+            return const(a.value)
+        return self.inline(a)
+
+    def uses_arrays(self, op: Op) -> bool:
+        return bool(ir.op_reads(op) & self.activity.arrays)
+
+    def op_expr(self, op: Op) -> gast.expr:
+        if op.kind is OpKind.COPY:
+            return self.atom(op.args[0])
+        if op.kind in (OpKind.TUPLE, OpKind.LIST):
+            elts = [self.atom(a) for a in op.args]
+            return gast.Tuple(elts=elts, ctx=gast.Load()) if op.kind is OpKind.TUPLE else gast.List(
+                elts=elts, ctx=gast.Load())
+        if op.kind is OpKind.STATIC:
+            return self.inline(op.node)  # type: ignore[arg-type]
+        if op.kind is OpKind.USER:
+            copy_name = self.portable_name(op.callee, array_arguments(op, self.activity.arrays))
+            return call(name(copy_name), [self.atom(a) for a in op.args])
+        if op.kind is OpKind.POP:
+            return call(attr(str(op.args[0]), "pop"), [])
+        return self.prim_expr(op)
+
+    def prim_expr(self, op: Op) -> gast.expr:
+        prim = op.prim
+        if op.style == "binop" and prim in _OPERATORS:
+            return gast.BinOp(left=self.atom(op.args[0]), op=_OPERATORS[prim](),
+                              right=self.atom(op.args[1]))
+        if op.style == "unary" and prim == "negative":
+            return gast.UnaryOp(op=gast.USub(), operand=self.atom(op.args[0]))
+        if prim in ("getitem", "list_getitem"):
+            index = op.args[1]
+            if prim == "getitem" and (ir.atom_names(index) & self.activity.arrays or
+                                      not_plain_index(index)):
+                # an array of indices (TensorFlow's [] takes only ints and slices), a list of
+                # them, or a negative step (torch's [] refuses one): the layer's getitem
+                return self.gl_call("getitem", op.args, {})
+            return gast.Subscript(value=self.atom(op.args[0]), slice=self.atom(index),
+                                  ctx=gast.Load())
+        if prim == "copy":
+            return self.atom(op.args[0])
+        if prim == "sum_list":
+            return call(name("sum"), [self.atom(op.args[0])])
+        spelled = self._as_written(op)
+        if spelled is not None:
+            return spelled
+        if is_custom(prim):
+            fn = custom_function(prim)
+            return call(name(self.portable_name(fn)), [self.atom(a) for a in op.args],
+                        {k: self.atom(v) for k, v in op.kwargs.items()})
+        return self.gl_call(prim, op.args, op.kwargs)
+
+    def _as_written(self, op: Op) -> gast.expr | None:
+        """A NumPy or ``math`` call on plain numbers keeps its own spelling (``np.sin(c)``):
+        a framework's function would refuse a bare Python number."""
+        if op.prim in ARRAY_RESULTS or self.uses_arrays(op) or not op.source:
+            return None
+        parts = str(op.source).split(".")
+        found, module = self.resolver.scope.lookup(parts[0])
+        root = getattr(module, "__name__", "").split(".")[0] if found else ""
+        if root not in ("numpy", "math"):
+            return None
+        func: gast.expr = name(parts[0])
+        for part in parts[1:]:
+            func = gast.Attribute(value=func, attr=part, ctx=gast.Load())
+        return call(func, [self.atom(a) for a in op.args],
+                    {k: self.atom(v) for k, v in op.kwargs.items()})
+
+    def gl_call(self, prim: str, args: list[Any], kwargs: dict[str, Any]) -> gast.Call:
+        sig = signature(prim)
+        if "index" in sig.parameters:
+            names = [p for p in sig.parameters]
+            position = names.index("index")
+            if position < len(args):
+                args = list(args)
+                args[position] = index_value(self.atom(args[position]))
+        shown = {}
+        for k, v in kwargs.items():
+            param = sig.parameters.get(k)
+            if param is not None and isinstance(v, Const) and param.default is not param.empty \
+                    and _same(param.default, v.value):
+                continue
+            shown[k] = self.atom(v)
+        return call(attr(self.gl, prim), [self.atom(a) for a in args], shown)
+
+    # --- inline expressions ----------------------------------------------------------------------
+    def inline(self, node: gast.AST, force: bool = False) -> Any:
+        """An expression kept as written, with calls on arrays routed through ``gl`` (all of
+        them with ``force``: code that handles gradients, which are arrays)."""
+        return _InlineRewriter(self, force).visit(trees.clone(node))
+
+    def loop_range(self, s: ir.For, backward: bool = False) -> gast.expr:
+        """The iterable of a ``for`` loop: ``range(...)`` as the user wrote it, ``reversed(...)``
+        around it for a loop written over ``reversed(range(...))``; the backward pass visits
+        the same indices in the opposite order."""
+        rng: gast.expr = call(name("range"), [self.inline(a) for a in s.range_args])
+        return call(name("reversed"), [rng]) if s.reverse != backward else rng
+
+    # --- statements ------------------------------------------------------------------------------
+    def forward(self, s: ir.Stmt) -> list[gast.stmt]:
+        if isinstance(s, Assign):
+            return [assign(s.targets, self.op_expr(s.op))]
+        if isinstance(s, ir.Effect):
+            if s.kind is EffectKind.APPEND:
+                return [expr_stmt(call(attr(s.target, "append"), [self.atom(s.value)]))]
+            if s.kind is EffectKind.LIST_SET:
+                target = gast.Subscript(value=name(s.target), slice=self.atom(s.node),
+                                        ctx=gast.Store())
+                return [gast.Assign(targets=[target], value=self.atom(s.value),
+                                    type_comment=None)]
+            node = s.node
+            if isinstance(node, gast.Expr):
+                return [expr_stmt(self.inline(node.value))]
+            return [node]  # type: ignore[list-item]
+        if isinstance(s, ir.Break):
+            return [gast.Break()]
+        if isinstance(s, ir.Continue):
+            return [gast.Continue()]
+        return []
+
+    def with_comment(self, s: ir.Stmt, out: list[gast.stmt], lines: list[gast.stmt]) -> None:
+        """Append ``lines`` to ``out`` under a comment quoting ``s``'s origin when it changes."""
+        if not lines:
+            return
+        origin = s.origin
+        if origin is not None and origin != self.last_origin[0] and not isinstance(
+                s, (ir.If, ir.For, ir.While, ir.Break, ir.Continue)):
+            out.append(comment(origin.text, origin.lineno))
+            self.last_origin[0] = origin
+        out.extend(lines)
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return type(a) is type(b) and a == b
+    except Exception:
+        return False
+
+
+class _InlineRewriter(gast.NodeTransformer):
+    def __init__(self, emitter: Emitter, force: bool = False) -> None:
+        self.e = emitter
+        self.force = force
+        self.user_calls: set[int] = set()   # ids of calls to the user's (transformed) functions
+
+    def _dynamic(self, node: gast.AST) -> bool:
+        """Whether ``node`` computes on arrays: it names one, or it contains a call already
+        routed through ``gl`` (``np.sum(np.ones(4))``: the inner call makes an array) or a call
+        to one of the user's functions (their copies compute with ``gl`` on the backend of
+        the call, so ``np.sum(h(0.5))`` may meet a torch tensor)."""
+        if self.force:
+            return True
+        for n in trees.walk(node):
+            if isinstance(n, gast.Name) and n.id in self.e.activity.arrays:
+                return True
+            if id(n) in self.user_calls:
+                return True
+            if (isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
+                    and isinstance(n.func.value, gast.Name) and n.func.value.id == self.e.gl):
+                return True
+        return False
+
+    def visit_BinOp(self, node: gast.BinOp) -> gast.expr:
+        self.generic_visit(node)
+        if isinstance(node.op, gast.MatMult) and self._dynamic(node):
+            return call(attr(self.e.gl, "matmul"), [node.left, node.right])
+        return node
+
+    def visit_Call(self, node: gast.Call) -> gast.expr:
+        self.generic_visit(node)
+        try:
+            res = self.e.resolver.call(node)
+        except Exception:
+            return node
+        if res.kind == "user":
+            node.func = name(self.e.portable_name(res.callee))
+            self.user_calls.add(id(node))
+            return node
+        if res.kind == "prim" and res.as_written and (res.prim in CREATION or
+                                                      self._dynamic(node)):
+            if is_custom(res.prim):
+                return node
+            sig = signature(res.prim)
+            args, kwargs = [], {}
+            for pname, param in sig.parameters.items():
+                if pname not in res.args:
+                    continue
+                value = res.args[pname]
+                if param.default is param.empty and param.kind is not param.KEYWORD_ONLY:
+                    args.append(value)
+                else:
+                    kwargs[pname] = value
+            if res.prim == "copy":
+                return args[0]
+            return call(attr(self.e.gl, res.prim), args, kwargs)
+        return node
+
+    def visit_Attribute(self, node: gast.Attribute) -> gast.expr:
+        self.generic_visit(node)
+        if isinstance(node.value, gast.Name) and node.value.id in self.e.activity.arrays:
+            if node.attr == "T":
+                return call(attr(self.e.gl, "transpose"), [node.value])
+            if node.attr == "size":
+                return call(attr(self.e.gl, "size"), [node.value])
+            if node.attr == "shape":
+                return call(attr(self.e.gl, "shape"), [node.value])
+        return node
+
+
+def structured(emitter: Emitter, stmts: list[ir.Stmt],
+               lines_of: Callable[[ir.Stmt], list[gast.stmt]]) -> list[gast.stmt]:
+    """The code of a block with its ifs and loops kept as they are: each other statement's
+    ``lines_of(s)`` under a comment quoting its line (the primal lines alone for a portable
+    copy; the primal lines then the tangent lines in forward mode)."""
+    out: list[gast.stmt] = []
+    for s in stmts:
+        if isinstance(s, ir.If):
+            body = structured(emitter, s.body, lines_of)
+            orelse = structured(emitter, s.orelse, lines_of)
+            out.extend(if_(emitter.inline(s.test), body or [gast.Pass()], orelse))
+        elif isinstance(s, ir.For):
+            iterable = emitter.loop_range(s)
+            out.append(for_(s.target, iterable, structured(emitter, s.body, lines_of)))
+        elif isinstance(s, ir.While):
+            test = emitter.inline(s.test)
+            out.append(while_(test, structured(emitter, s.body, lines_of)))
+        else:
+            emitter.with_comment(s, out, lines_of(s))
+    return out

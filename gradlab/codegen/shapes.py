@@ -1,0 +1,123 @@
+"""Which values surely have the same shape, found without knowing any shape (see
+:func:`shape_classes`): the rules drop ``unbroadcast`` and ``broadcast_like`` where they can do
+nothing, and the optimizer reorders products, with it.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import GradlabError
+from ..tensor import primitive as kinds
+from ..tensor.spec import names_with
+from . import ir
+from .ir import Assign, OpKind
+from .resolve import bindings
+
+#: The shape class of a value known to be a scalar (shape ()).
+SCALAR = "()"
+
+_SAME_SHAPE_UNARY = names_with(kinds.SAME_SHAPE)
+#: Elementwise on exactly ``x`` and ``y``: the result has their broadcast shape.
+BINARY = names_with(kinds.BINARY)
+_REDUCTIONS = names_with(kinds.REDUCTION)
+
+
+def shape_classes(fn: ir.Function, scalar_params: set[str]) -> dict[str, Any]:
+    """Which values surely have the same shape, without knowing any shape.
+
+    Each value gets a class: ``SCALAR`` for values known to have shape ``()`` (Python numbers,
+    full reductions), otherwise an opaque token shared by values that must have equal shapes
+    (``tanh(x)`` has ``x``'s class; ``x * 2.0`` too). Rules use it to drop ``unbroadcast`` and
+    ``broadcast_like`` where they can do nothing, which also means fewer values to keep.
+    """
+    classes: dict[str, Any] = {p: SCALAR if p in scalar_params else f"param:{p}"
+                               for p in fn.params}
+    fresh = iter(range(1 << 30))
+    stmts = [s for s in ir.walk(fn.body) if isinstance(s, Assign)]
+    counts: dict[str, int] = {}
+    for s in stmts:
+        for t in s.targets:
+            counts[t] = counts.get(t, 0) + 1
+    opaque: dict[int, Any] = {id(s): f"v{next(fresh)}" for s in stmts}
+    # Each pass follows every statement in order; a value read before the statement that makes
+    # it (a loop's next iteration) gets its class a pass later. A chain of such reads is at
+    # most as long as the statements, so more passes than that would mean the classes cycle.
+    for _ in range(len(stmts) + 2):
+        changed = False
+        for s in stmts:
+            for t, result in zip(s.targets, _target_classes(s, classes, opaque[id(s)])):
+                old = classes.get(t)
+                if t in fn.params and old is not None and old != result:
+                    new = f"mixed:{t}"
+                elif counts[t] > 1 and old is not None and old != result:
+                    new = f"mixed:{t}"
+                else:
+                    new = result
+                if old != new and not (str(old).startswith("mixed:")):
+                    classes[t] = new
+                    changed = True
+        if not changed:
+            return classes
+    raise GradlabError(f"gradlab could not settle which values of {fn.name} share a shape: "
+                       f"please report this function (shape classes did not converge)")
+
+
+def _target_classes(s: Assign, classes: dict[str, Any], opaque: Any) -> list[Any]:
+    """The class each target of ``s`` gets from its operands (``opaque``: the statement's own
+    token, for a result whose shape nothing tells)."""
+    if len(s.targets) == 1:
+        return [_class_of(s, classes, opaque)]
+    if s.op.kind in (OpKind.TUPLE, OpKind.LIST) and len(s.op.args) == len(s.targets):
+        return [_atom_class(a, classes) or f"{opaque}:{i}" for i, a in enumerate(s.op.args)]
+    return [f"{opaque}:{i}" for i in range(len(s.targets))]
+
+
+def _atom_class(a: Any, classes: dict[str, Any]) -> Any:
+    if isinstance(a, ir.Const):
+        return SCALAR if isinstance(a.value, (int, float)) and not isinstance(
+            a.value, bool) else None
+    if isinstance(a, str):
+        return classes.get(a)
+    return None
+
+
+def _class_of(s: Assign, classes: dict[str, Any], opaque: Any) -> Any:
+    op = s.op
+
+    def of(a: Any) -> Any:
+        if isinstance(a, ir.Const):
+            return SCALAR if isinstance(a.value, (int, float)) and not isinstance(
+                a.value, bool) else None
+        if isinstance(a, str):
+            return classes.get(a)
+        return None
+
+    if op.kind is OpKind.COPY:
+        return of(op.args[0]) or opaque
+    if op.kind is not OpKind.PRIM:
+        return opaque
+    args = bindings(op)
+    prim = op.prim
+    if prim in _SAME_SHAPE_UNARY:
+        return of(args.get("x")) or opaque
+    if prim in BINARY:
+        cx, cy = of(args.get("x")), of(args.get("y"))
+        if cx is not None and cx == cy:
+            return cx
+        if cx == SCALAR and cy is not None:
+            return cy
+        if cy == SCALAR and cx is not None:
+            return cx
+        return opaque
+    if prim in _REDUCTIONS:
+        axis, keepdims = args.get("axis"), args.get("keepdims")
+        none_axis = axis is None or (isinstance(axis, ir.Const) and axis.value is None)
+        no_keep = keepdims is None or (isinstance(keepdims, ir.Const) and not keepdims.value)
+        if none_axis and no_keep:
+            return SCALAR
+        if none_axis and of(args.get("x")) == SCALAR:
+            return SCALAR
+        return opaque
+    if prim in ("matmul", "dot") and of(args.get("x")) == SCALAR == of(args.get("y")):
+        return SCALAR
+    return opaque

@@ -1,0 +1,180 @@
+"""Transforms: a function's generated program, made once and reused by every gradient (or jvp)
+function made from it, with a variant per kind of inputs.
+
+A variant is specialized for the parameters that are plain Python numbers (no ``unbroadcast``,
+zeros as ``0.0``: the code a person would write for scalars), and for the *dialect* of the
+inputs' framework where the function names no framework and calls a method that means
+something else on a torch tensor (``x.var()`` is unbiased there). Each variant is a
+:class:`Variant`: the compiled factory of its functions, its source, and what binding it needs.
+"""
+from __future__ import annotations
+
+import ast
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .cache import unbound
+from .calls import several_outputs
+from .codegen import ir
+from .codegen.emit import Source, compile_source
+from .codegen.program import Program, Unit, compile_program, normalize_function, \
+    written_dialect
+from .errors import GradlabError
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One compiled variant of a transform."""
+
+    factory: Callable[..., dict[str, Any]]   # free values -> the generated functions by name
+    source: Source                           # the generated text, with its map to user lines
+    filename: str                            # the name the text is registered under (linecache)
+    name: str                                # the function of the variant the caller runs
+    free: dict[str, Any]                     # the values the factory takes (``gl`` unset)
+    seed_name: str | None = None             # a gradient's seed parameter (None for a jvp)
+
+
+class Transform:
+    """One reverse transform of one function: the gradient for inputs of unknown shape, and on
+    demand its other variants (see the module's docstring).
+
+    A transform is shared by every function with the same code and kinds of closed-over values
+    (see :func:`gradlab.cache.reverse_key`), so it keeps neither the function nor the values it
+    closes over: a variant is made from the function that asks for it, and each generated
+    function binds its own values (:func:`gradlab.cache.bind_free`)."""
+
+    def __init__(self, fn: Any, wrt: tuple[str, ...], optimized: bool) -> None:
+        self.wrt = wrt
+        self.optimized = optimized
+        self.dialect = written_dialect(fn) or "numpy"
+        self.follows_inputs = written_dialect(fn) is None
+        self.dialect_sensitive = False
+        self.variants: dict[tuple[frozenset[str], str], Variant] = {}
+        self.checked: set[tuple[type, ...]] = set()      # see GeneratedFunction._checked
+        self.unchecked: dict[tuple[type, ...], str] = {}
+        self.outputs: SeveralOutputs | None = None
+        self.value_name: str | None = None
+        start = time.perf_counter()
+        self.main = in_either_dialect(self, fn)
+        self.seconds = time.perf_counter() - start
+
+    def variant(self, scalars: frozenset[str], fn: Any, dialect: str | None = None) -> Variant:
+        dialect = dialect if dialect is not None and self.dialect_sensitive and \
+            self.follows_inputs else self.dialect
+        hit = self.variants.get((scalars, dialect))
+        if hit is None:
+            unit = normalize_function(fn, dialect)
+            self.outputs = several_outputs_of(unit)
+            program = Program(unit, optimized=self.optimized, dialect=dialect)
+            gradient = program.gradient(list(self.wrt), scalars)
+            source = program.source()
+            factory, filename = compile_source(
+                source.text, fn.__globals__, program.free, gradient.name,
+                transform=also_return(gradient.name, gradient.value_name))
+            hit = Variant(factory, source, filename, gradient.name, unbound(program.free, fn),
+                          gradient.seed)
+            self.variants[(scalars, dialect)] = hit
+            self.dialect_sensitive = self.dialect_sensitive or program.dialect_sensitive
+            self.value_name = gradient.value_name
+        return hit
+
+
+class ForwardTransform:
+    """A forward-mode transform of one function (the user's, or generated gradient code), with
+    a variant specialized for parameters that are plain Python numbers, as in reverse mode.
+    ``value_name``: for generated gradient code, the variable holding the original function's
+    value, which the compiled code also returns (``hvp`` checks it is a scalar)."""
+
+    def __init__(self, fn: Any, wrt: tuple[str, ...], optimized: bool, label: str,
+                 value_name: str | None = None) -> None:
+        self.fn = fn
+        self.wrt = wrt
+        self.optimized = optimized
+        self.label = label
+        self.dialect = written_dialect(fn) or "numpy"
+        self.follows_inputs = written_dialect(fn) is None
+        self.dialect_sensitive = False
+        self.value_name = value_name
+        self.variants: dict[tuple[frozenset[str], str], Variant] = {}
+        start = time.perf_counter()
+        self.main = in_either_dialect(self)
+        self.seconds = time.perf_counter() - start
+
+    def variant(self, scalars: frozenset[str], fn: Any = None, dialect: str | None = None
+                ) -> Variant:
+        """The variant for these inputs (``fn``: unused, a forward transform keeps its
+        function; every transform takes the same arguments)."""
+        dialect = dialect if dialect is not None and self.dialect_sensitive and \
+            self.follows_inputs else self.dialect
+        hit = self.variants.get((scalars, dialect))
+        if hit is None:
+            unit = normalize_function(self.fn, dialect)
+            program = Program(unit, optimized=self.optimized, dialect=dialect)
+            keep = {self.value_name} if self.value_name else set()
+            fname = program.tangent(self.label, list(self.wrt), scalars, keep)
+            transform = also_return(fname, self.value_name) if self.value_name else None
+            factory, source, filename = compile_program(program, fname, transform=transform)
+            hit = Variant(factory, source, filename, fname, dict(program.free))
+            self.variants[(scalars, dialect)] = hit
+            self.dialect_sensitive = self.dialect_sensitive or program.dialect_sensitive
+        return hit
+
+
+def in_either_dialect(transform: Any, *fn: Any) -> Variant:
+    """The first variant of a transform, in the dialect its code is written in; code that
+    names no framework is read as NumPy's, or else as torch's: a method only torch has
+    (``x.repeat(2, 1)`` alone) is refused in NumPy's reading but means something in torch's.
+    The code is then shown in torch's reading; NumPy inputs get NumPy's (and its refusal)."""
+    try:
+        return transform.variant(frozenset(), *fn)  # type: ignore[no-any-return]
+    except GradlabError as first:
+        if not transform.follows_inputs:
+            raise
+        transform.dialect = "torch" if transform.dialect == "numpy" else "numpy"
+        try:
+            hit = transform.variant(frozenset(), *fn)
+        except GradlabError:
+            raise first from None
+        transform.dialect_sensitive = True    # the two readings differ
+        return hit  # type: ignore[no-any-return]
+
+
+def several_outputs_of(unit: Unit) -> SeveralOutputs | None:
+    """Whether the function returns a tuple or a list written out (``return loss, aux``)."""
+    result = unit.ir.result
+    for s in ir.walk(unit.ir.body):
+        if isinstance(s, ir.Assign) and s.targets == [result] and s.op.kind in (
+                ir.OpKind.TUPLE, ir.OpKind.LIST):
+            return SeveralOutputs(unit.fn.__qualname__, s.op.kind.value, len(s.op.args),
+                                  s.origin)
+    return None
+
+
+class SeveralOutputs:
+    """A function with several outputs: differentiated only with a seed for each of them."""
+
+    def __init__(self, name: str, kind: str, count: int, origin: ir.Origin | None) -> None:
+        self.name, self.kind, self.count, self.origin = name, kind, count, origin
+
+    def error(self) -> GradlabError:
+        return ir.refusal(several_outputs(self.name, self.kind, self.count), self.origin,
+                          f"returning a {self.kind}")
+
+
+def also_return(fname: str, value_name: str | None) -> Callable[[ast.Module], None]:
+    """Make the compiled gradient return ``(value, gradients)``: the wrapper needs the value to
+    check the output is a scalar, and value_and_grad returns it (None when an edit removed it).
+    ``value_name`` holds the value through the backward pass (the generated code keeps it under
+    a name of its own where the backward pass restores the result's variable)."""
+    def transform(tree: ast.Module) -> None:
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and node.name == fname:
+                last = node.body[-1]
+                assert isinstance(last, ast.Return)
+                value: ast.expr = ast.Name(value_name, ast.Load()) if value_name else \
+                    ast.Constant(None)
+                returned: ast.expr = last.value if last.value is not None else ast.Constant(None)
+                last.value = ast.Tuple(elts=[value, returned], ctx=ast.Load())
+                ast.copy_location(last.value, last)
+    return transform
