@@ -7,6 +7,7 @@ import html
 from typing import Any
 
 from ..workbench.session import GradSession, RunResult
+from ..workbench.timing import format_ms
 
 #: Inline style for text blocks: JupyterLab's own CSS would otherwise set a proportional font.
 MONO = "margin:2px 0;font-family:monospace;font-size:12px;white-space:pre"
@@ -84,8 +85,8 @@ def comparison_html(session: GradSession) -> str:
         else:
             t = r.timing
             status = "; ".join(r.shape_problems) or ("NaN/Inf" if r.diagnosis else "ok")
-            cells = [r.framework, r.device, _ms(t.median_ms) if t else "",
-                     _ms(t.first_ms) if t else "",
+            cells = [r.framework, r.device, format_ms(t.median_ms) if t else "",
+                     format_ms(t.first_ms) if t else "",
                      "—" if r.difference is None else f"{r.difference:.2e}", status]
             color = GREEN if status == "ok" else RED
         rows.append(f"<tr class='gradlab-run' style='color:{color}'>" + "".join(
@@ -95,9 +96,6 @@ def comparison_html(session: GradSession) -> str:
     return "".join(parts)
 
 
-def _ms(value: float) -> str:
-    from ..workbench.timing import _ms as format_ms
-    return format_ms(value)
 
 
 def check_html(report: Any) -> str:

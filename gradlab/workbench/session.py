@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import GradlabError
 from ..tensor import available_devices, convert, frameworks, installed_frameworks
 from ..tensor.registry import get as get_backend
-from .timing import Timing, measure
+from .timing import Timing, format_ms, measure
 
 
 @dataclass
@@ -257,8 +257,8 @@ class GradSession:
             t = r.timing
             diff = "—" if r.difference is None else f"{r.difference:.2e}"
             status = "; ".join(r.shape_problems) or ("NaN/Inf" if r.diagnosis else "ok")
-            rows.append((r.framework, r.device, _ms(t.median_ms) if t else "",
-                         _ms(t.first_ms) if t else "", diff, status))
+            rows.append((r.framework, r.device, format_ms(t.median_ms) if t else "",
+                         format_ms(t.first_ms) if t else "", diff, status))
         widths = [max(len(row[i]) for row in rows) for i in range(5)]
         return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[5]
                          for row in rows).rstrip()
@@ -321,9 +321,6 @@ class GradSession:
             listener()
 
 
-def _ms(value: float) -> str:
-    from .timing import _ms as format_ms
-    return format_ms(value)
 
 
 def _shape_problems(df: Any, grads: Any, inputs: tuple[Any, ...]) -> list[str]:

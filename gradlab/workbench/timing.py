@@ -21,11 +21,12 @@ class Timing:
 
     def line(self) -> str:
         """``torch · cuda:0 · NVIDIA H200 · 0.41 ms (median of 20) · first call 12 ms``"""
-        return (f"{self.framework} · {self.device} · {_ms(self.median_ms)} (median of "
-                f"{self.repeats}) · first call {_ms(self.first_ms)}")
+        return (f"{self.framework} · {self.device} · {format_ms(self.median_ms)} (median of "
+                f"{self.repeats}) · first call {format_ms(self.first_ms)}")
 
 
-def _ms(value: float) -> str:
+def format_ms(value: float) -> str:
+    """A time in milliseconds with the digits that matter at its size."""
     if value >= 100:
         return f"{value:.0f} ms"
     if value >= 1:
