@@ -53,6 +53,8 @@ def matmul_grad_x(dz: Any, x: Any, y: Any) -> Any:
     if isinstance(dz, float) and dz == 0.0:
         return gl.native_zeros_like(x)
     nx, ny = gl.ndim(x), gl.ndim(y)
+    if nx == 0 or ny == 0:          # np.dot with a number is a product
+        return gl.unbroadcast(dz * y, x)
     if nx == 2 and ny == 2:
         return gl.matmul(dz, gl.swapaxes(y, -1, -2))
     if nx == 2 and ny == 1 and gl.ndim(dz) == 1:      # W @ h: the outer product of dz and h
@@ -74,6 +76,8 @@ def matmul_grad_y(dz: Any, x: Any, y: Any) -> Any:
     if isinstance(dz, float) and dz == 0.0:
         return gl.native_zeros_like(y)
     nx, ny = gl.ndim(x), gl.ndim(y)
+    if nx == 0 or ny == 0:          # np.dot with a number is a product
+        return gl.unbroadcast(dz * x, y)
     if nx == 2 and (ny == 2 or ny == 1):   # x.T @ dz
         return gl.matmul(gl.swapaxes(x, -1, -2), dz)
     if nx == 1:

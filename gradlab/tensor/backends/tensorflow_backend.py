@@ -31,6 +31,18 @@ def _t(x: Any) -> Any:
     return tf.convert_to_tensor(x)
 
 
+def _pair(x: Any, y: Any) -> tuple[Any, Any]:
+    """Two operands as tensors, a Python number in the other's dtype (float64 when both are
+    numbers, as NumPy reads them)."""
+    if isinstance(x, (int, float)) and not isinstance(y, (int, float)):
+        y = _t(y)
+        return tf.constant(x, y.dtype), y
+    if isinstance(y, (int, float)) and not isinstance(x, (int, float)):
+        x = _t(x)
+        return x, tf.constant(y, x.dtype)
+    return _t(x), _t(y)
+
+
 def _axis(axis: Any) -> Any:
     return list(axis) if isinstance(axis, tuple) else axis
 
@@ -76,7 +88,7 @@ def log10(x: Any) -> Any:
 
 
 def matmul(x: Any, y: Any) -> Any:
-    x, y = _t(x), _t(y)
+    x, y = _pair(x, y)
     if x.shape.rank >= 2 and y.shape.rank >= 2:
         return tf.linalg.matmul(x, y)
     if x.shape.rank == 1 and y.shape.rank == 1:
@@ -87,7 +99,7 @@ def matmul(x: Any, y: Any) -> Any:
 
 
 def dot(x: Any, y: Any) -> Any:
-    x, y = _t(x), _t(y)
+    x, y = _pair(x, y)
     if x.shape.rank == 0 or y.shape.rank == 0:
         return x * y
     if y.shape.rank <= 2:  # matmul agrees with np.dot when y is a vector or a matrix
@@ -97,10 +109,7 @@ def dot(x: Any, y: Any) -> Any:
 
 
 def outer(x: Any, y: Any) -> Any:
-    if isinstance(x, (int, float)):       # a Python number: the other's dtype (not float32)
-        x = tf.constant(x, tf.float64 if isinstance(y, (int, float)) else _t(y).dtype)
-    if isinstance(y, (int, float)):
-        y = tf.constant(y, _t(x).dtype)
+    x, y = _pair(x, y)
     return tf.reshape(x, (-1, 1)) * tf.reshape(y, (1, -1))
 
 
