@@ -44,11 +44,7 @@ SCALAR_FUNCTIONS: dict[str, Callable[[float], Any]] = dict(
     tanh=math.tanh, arcsinh=math.asinh, arccosh=math.acosh, arctanh=math.atanh, erf=math.erf,
     sigmoid=_sigmoid, softplus=_softplus, abs=lambda x: builtins.abs(float(x)),
     square=lambda x: float(x) * x, sign=_sign, relu=lambda x: builtins.max(float(x), 0.0),
-    negative=lambda x: -float(x), reciprocal=lambda x: 1.0 / x,
-    # steps as NumPy gives them, floats (math.floor gives an int; Python's round, like
-    # NumPy's, rounds halves to even)
-    floor=lambda x: float(math.floor(x)), ceil=lambda x: float(math.ceil(x)),
-    round=lambda x: float(builtins.round(x)))
+    negative=lambda x: -float(x), reciprocal=lambda x: 1.0 / x)
 
 
 def scalar_first(name: str, array_fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
