@@ -1401,3 +1401,24 @@ def test_index_past_the_end_on_jax(framework: str) -> None:
     x = to_framework(X4, framework)
     g = gradlab.grad(index_past_the_end)(x)
     np.testing.assert_allclose(to_numpy(g), [2 * X4[0], 0.0, 0.0, 2 * X4[3]])
+
+
+# --- tf-axis-defaults (found by the people fuzzer, seed 202) -----------------------------------------
+def tf_cumsum_and_argmax(w):
+    return tf.reduce_sum(tf.math.cumsum(w) * w) + tf.cast(tf.argmax(w), tf.float64)[1]
+
+
+@pytest.mark.parametrize("framework", only("tensorflow", fixed=True, bug=(
+    "tf.math.cumsum(w) and tf.argmax(w) of a matrix work along axis 0; gradlab read them over "
+    "every entry (NumPy's meaning): grad refused through the guard, jvp gave a wrong value")))
+def test_tensorflow_axis_defaults(framework: str) -> None:
+    require(framework)
+    w = tf.constant(np.random.default_rng(0).normal(size=(3, 3)))
+    value, tangent = gradlab.jvp(tf_cumsum_and_argmax)(w, tf.ones((3, 3), tf.float64))
+    assert float(value) == pytest.approx(float(tf_cumsum_and_argmax(w)))
+    with tf.GradientTape() as tape:
+        tape.watch(w)
+        y = tf_cumsum_and_argmax(w)
+    expected = tape.gradient(y, w)
+    assert float(tangent) == pytest.approx(float(tf.reduce_sum(expected)))
+    np.testing.assert_allclose(gradlab.grad(tf_cumsum_and_argmax)(w).numpy(), expected.numpy())
