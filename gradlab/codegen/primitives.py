@@ -15,11 +15,12 @@ meaning depends on it.
 from __future__ import annotations
 
 import inspect
+from dataclasses import fields
 from typing import Mapping
 
 import numpy as _np
 
-from ..tensor.primitive import Meaning, Spelling, parse_signature
+from ..tensor.primitive import ArgumentMapping, Meaning, Spelling, parse_signature
 from ..tensor.spec import PRIMITIVES, TABLE
 
 def signature(prim: str) -> inspect.Signature:
@@ -53,11 +54,10 @@ _METHOD_FAMILIES = ("method", "torch_method")
 
 def _meaning(prim: str, spelling: Spelling, rename: Mapping[str, str],
              drop: tuple[str, ...]) -> Meaning:
-    return Meaning(prim, rename={**rename, **spelling.rename}, defaults=spelling.defaults,
-                   positional=spelling.positional, drop=drop + spelling.drop,
-                   literals=spelling.literals, varargs=spelling.varargs,
-                   transforms=spelling.transforms, with_indices=spelling.with_indices,
-                   arity=spelling.arity, conversion=spelling.conversion)
+    """The spelling's own mapping, with its family's renames and dropped arguments added."""
+    mapping = {f.name: getattr(spelling, f.name) for f in fields(ArgumentMapping)}
+    mapping.update(rename={**rename, **spelling.rename}, drop=drop + spelling.drop)
+    return Meaning(prim, **mapping)
 
 
 def _build() -> tuple[dict[str, Meaning], dict[str, Meaning], dict[str, Meaning],

@@ -56,8 +56,26 @@ VALUE_PARAMS = ("x", "y", "xs", "condition", "values", "a", "b", "a_min", "a_max
                 "like", "fill_value", "logits", "labels", "logits_p", "logits_q", "operands")
 
 
+@dataclass(frozen=True, kw_only=True)
+class ArgumentMapping:
+    """How a framework's arguments map to a primitive's canonical ones (see :class:`Meaning`
+    for each field); shared by a spelling as written in the table and by its resolved
+    meaning."""
+
+    rename: Mapping[str, str] = field(default_factory=dict)
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    positional: tuple[str, ...] | None = None
+    drop: tuple[str, ...] = ()
+    literals: Mapping[str, tuple[str, Mapping[Any, Any]]] = field(default_factory=dict)
+    varargs: str = ""
+    transforms: Mapping[str, tuple[str, str, tuple[Any, ...]]] = field(default_factory=dict)
+    with_indices: str = ""
+    arity: int | None = None
+    conversion: str = "copy"
+
+
 @dataclass(frozen=True)
-class Meaning:
+class Meaning(ArgumentMapping):
     """One spelling, resolved: the primitive it means and how its arguments map.
 
     ``rename`` maps the framework's keyword names to canonical ones (applied only to keywords
@@ -75,34 +93,14 @@ class Meaning:
     """
 
     prim: str
-    rename: Mapping[str, str] = field(default_factory=dict)
-    defaults: Mapping[str, Any] = field(default_factory=dict)
-    positional: tuple[str, ...] | None = None
-    drop: tuple[str, ...] = ()
-    literals: Mapping[str, tuple[str, Mapping[Any, Any]]] = field(default_factory=dict)
-    varargs: str = ""
-    transforms: Mapping[str, tuple[str, str, tuple[Any, ...]]] = field(default_factory=dict)
-    with_indices: str = ""
-    arity: int | None = None
-    conversion: str = "copy"
 
 
 @dataclass(frozen=True)
-class Spelling:
+class Spelling(ArgumentMapping):
     """How a record writes one or more of its names in one family (``np``, ``torch``...):
     the names (space-separated, relative to the family's roots) and the argument mapping."""
 
     names: str
-    rename: Mapping[str, str] = field(default_factory=dict)
-    defaults: Mapping[str, Any] = field(default_factory=dict)
-    positional: tuple[str, ...] | None = None
-    drop: tuple[str, ...] = ()
-    literals: Mapping[str, tuple[str, Mapping[Any, Any]]] = field(default_factory=dict)
-    varargs: str = ""
-    transforms: Mapping[str, tuple[str, str, tuple[Any, ...]]] = field(default_factory=dict)
-    with_indices: str = ""
-    arity: int | None = None
-    conversion: str = "copy"
 
 
 def S(names: str, **how: Any) -> Spelling:
