@@ -130,11 +130,7 @@ def reverse_key(fn: Any) -> tuple[tuple[Any, ...], list[Any]]:
     when such a function is collected, so is the entry)."""
     anchors: list[Any] = []
     parts: list[Any] = []
-    names = set(fn.__code__.co_names)
-    for const in fn.__code__.co_consts:
-        if isinstance(const, types.CodeType):
-            names |= set(const.co_names)
-    for n in sorted(names):
+    for n in _global_names(fn):
         value = fn.__globals__.get(n)
         if isinstance(value, (types.ModuleType, type)) or callable(value):
             parts.append((n, id(value)))
@@ -150,6 +146,16 @@ def reverse_key(fn: Any) -> tuple[tuple[Any, ...], list[Any]]:
     return tuple(parts), anchors
 
 
+def _global_names(fn: Any) -> list[str]:
+    """The global names ``fn``'s code reads, its nested functions' and comprehensions' too,
+    in sorted order."""
+    names = set(fn.__code__.co_names)
+    for const in fn.__code__.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= set(const.co_names)
+    return sorted(names)
+
+
 def fingerprint(fn: Any, seen: set[int] | None = None) -> tuple[Any, ...]:
     """What a transform depends on besides ``fn``'s code: the modules and functions its names
     refer to (recursively), and closed-over values."""
@@ -158,11 +164,7 @@ def fingerprint(fn: Any, seen: set[int] | None = None) -> tuple[Any, ...]:
         return ()
     seen.add(id(fn))
     parts: list[Any] = [id(fn.__code__)]
-    names = set(fn.__code__.co_names)
-    for const in fn.__code__.co_consts:
-        if isinstance(const, types.CodeType):
-            names |= set(const.co_names)
-    for n in sorted(names):
+    for n in _global_names(fn):
         value = fn.__globals__.get(n)
         if isinstance(value, (types.ModuleType, type)) or callable(value):
             parts.append((n, id(value)))
