@@ -73,3 +73,19 @@ def to_numpy(value):
     if hasattr(value, "numpy") and not isinstance(value, np.ndarray):
         return value.numpy()
     return np.asarray(value)
+
+
+def import_path(path: str):
+    """The object a dotted path names (``numpy.linalg.norm``, ``torch.Tensor.var``): the
+    longest importable module prefix, then attributes."""
+    import importlib
+    parts = path.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for attr in parts[i:]:
+            obj = getattr(obj, attr)
+        return obj
+    raise ImportError(path)

@@ -28,7 +28,7 @@ from gradlab.codegen.primitives import _SHARED_METHODS, _TORCH_METHODS, METHODS,
 from gradlab.tensor.primitive import Meaning, parse_signature
 from gradlab.tensor.spec import (BOOLEAN, INTEGER, NONDIFFERENTIABLE, PRIMITIVES,
                                  SHAPE_ONLY)
-from tests.conftest import require, to_numpy
+from tests.conftest import import_path, require, to_numpy
 
 
 @dataclass(frozen=True)
@@ -216,19 +216,6 @@ def test_every_spelled_primitive_has_samples() -> None:
 
 
 # --- writing a row as code -------------------------------------------------------------------
-def _resolve(path: str) -> Any:
-    parts = path.split(".")
-    for i in range(len(parts), 0, -1):
-        try:
-            obj: Any = importlib.import_module(".".join(parts[:i]))
-        except ImportError:
-            continue
-        for attr in parts[i:]:
-            obj = getattr(obj, attr)
-        return obj
-    raise ImportError(path)
-
-
 def _keyword(meaning: Meaning, canonical: str, accepted: set[str] | None) -> str:
     """The framework's keyword for a canonical parameter: the name itself where the framework
     takes it, else a name its mapping renames to it."""
@@ -273,7 +260,7 @@ def _text(row: Row, index: int) -> tuple[str, list[Arr]]:
         accepted = {"axis", "keepdims", "ddof", "axes", "ord"} if row.framework != "torch" \
             else {"dim", "keepdim", "correction", "p", "dims"}
     else:
-        accepted = _accepted_keywords(_resolve(row.path))
+        accepted = _accepted_keywords(import_path(row.path))
     keywords = []
     for canonical, value in row.kwargs.items():
         key = _keyword(row.meaning, canonical, accepted)

@@ -16,6 +16,7 @@ from gradlab.codegen.rules import ADJOINTS, TANGENTS, is_custom
 from gradlab.tensor import primitive as kinds
 from gradlab.tensor.primitive import Meaning, parse_signature
 from gradlab.tensor.spec import (NONDIFFERENTIABLE, PRIMITIVES, STATIC_CALLS, TABLE)
+from tests.conftest import import_path
 
 #: Differentiated by the code generator itself rather than by a rule: an item of a Python list
 #: passes its gradient to that item (``ListElement`` in codegen/reverse.py).
@@ -98,19 +99,6 @@ def test_a_spelling_fits_the_signature_it_maps_to(spelled: str, meaning: Meaning
         assert meaning.arity == len(required), spelled
 
 
-def _resolve_path(path: str) -> object:
-    parts = path.split(".")
-    for i in range(len(parts), 0, -1):
-        try:
-            obj: object = importlib.import_module(".".join(parts[:i]))
-        except ImportError:
-            continue
-        for attr in parts[i:]:
-            obj = getattr(obj, attr)
-        return obj
-    raise ImportError(path)
-
-
 #: Module roots a family's spellings are first written for; the NumPy family is also read
 #: under ``jax.numpy`` and ``autograd.numpy``, which lack a few of NumPy's names.
 _PRIMARY = {"numpy", "math", "builtins", "scipy", "torch", "tensorflow", "jax", "gradlab"}
@@ -127,7 +115,7 @@ def test_a_spelling_exists_in_its_framework(path: str) -> None:
     except ImportError:
         pytest.skip(f"{root} is not installed")
     try:
-        obj = _resolve_path(path)
+        obj = import_path(path)
     except AttributeError:
         if path.startswith(_CLONES):
             pytest.skip(f"{path}: the clone of NumPy's API lacks this name")
