@@ -30,6 +30,7 @@ from .aliasing import result_aliases
 from .analyze import analyze, number_params
 from .build import REQUIRED, function_def, name
 from .check import check
+from .comprehensions import lower_comprehensions
 from .emit import Source, compile_source, to_source
 from .forward import Forward, tangent_reads_old
 from .invariance import freeze_shifts
@@ -77,7 +78,8 @@ def normalize_function(fn: Any, dialect: str = "numpy") -> Unit:
     methods have (see codegen/primitives)."""
     parsed = parse_function(fn)                                   # parse
     names = Names(_all_names(parsed.node) | {GL})
-    normalizer = Normalizer(parsed, names, dialect)               # normalize (and resolve)
+    lower_comprehensions(parsed, names)                           # normalize: comprehensions
+    normalizer = Normalizer(parsed, names, dialect)               # as loops, then the rest
     function = normalizer.function()
     Renamer(names, function.params).run(function)                 # rename
     freeze_shifts(function)                                       # invariance

@@ -346,6 +346,11 @@ class Reverse(StatementRules[list[PlanItem]]):
                 written = ir.stmt_writes(s) - counters
                 if isinstance(s, ir.For):
                     written = set()   # the loop target belongs to the loop's own body
+                if isinstance(s, ir.Effect) and s.kind is EffectKind.APPEND:
+                    # the backward code undoes an append by popping the list itself; a copy of
+                    # the list's name on a stack would hold the same, growing list, and pushes
+                    # without pops would shift the stack under the other values saved on it
+                    written = written - {s.target}
                 saved = sorted(written & self.needed)
                 if saved:
                     plan = self.plans.setdefault(id(s), Plan())
@@ -532,6 +537,8 @@ class Reverse(StatementRules[list[PlanItem]]):
         if s.kind is EffectKind.APPEND and plan is not None:
             if plan.items and s.target in state and self._is_active_atom(s.value):
                 popped = call(attr(self.adj(s.target), "pop"), [])
+                if str(s.value) in self.lists:   # a list's gradient is a list
+                    popped = call(attr(self.gl, "as_list"), [popped])
                 self._contribute(str(s.value), popped, state, lines)
             elif plan.items and s.target in state:
                 lines.append(expr_stmt(call(attr(self.adj(s.target), "pop"), [])))

@@ -377,6 +377,7 @@ TABLE: list[Primitive] = [
     prim("unconcatenate", "(g, xs, axis=0)", HELPER, linear=(0,)),
     prim("zeros_like_list", "(xs)", HELPER, nondiff=BOOKKEEPING),
     prim("add_lists", "(a, b)", HELPER),
+    prim("as_list", "(g)", HELPER, linear=(0,)),
 ]
 
 #: The table by name.

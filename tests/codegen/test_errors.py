@@ -48,12 +48,15 @@ def uses_class(x):
     return np.sum(x)
 
 
-def uses_list_comprehension(x):
-    return np.sum(np.stack([v * 2 for v in x]))
+def uses_list_comprehension_in_while_test(x):
+    s = 0.0
+    while len([v for v in x if v > s]) > 1:
+        s = s + 1.0
+    return s * np.sum(x)
 
 
-def uses_generator(x):
-    return sum(v * 2 for v in x)
+def uses_generator_in_np_sum(x):
+    return np.sum(v * 2 for v in x)
 
 
 def uses_with(x):
@@ -133,8 +136,10 @@ CASES = [
     (uses_lambda, "lambda", "f = lambda", GradlabSyntaxError),
     (uses_nested_def, "a function defined inside", "def inner(v):", GradlabSyntaxError),
     (uses_class, "a class defined inside", "class Box:", GradlabSyntaxError),
-    (uses_list_comprehension, "a list comprehension", "np.stack([v * 2", GradlabSyntaxError),
-    (uses_generator, "a generator expression", "sum(v * 2 for v", GradlabSyntaxError),
+    (uses_list_comprehension_in_while_test, "a list comprehension in a while condition",
+     "while len([v for v in x if v > s]) > 1:", GradlabSyntaxError),
+    (uses_generator_in_np_sum, "write a list comprehension [...] here instead",
+     "np.sum(v * 2 for v in x)", GradlabSyntaxError),
     (uses_with, "with-blocks", 'with open("/dev/null"):', GradlabSyntaxError),
     (uses_walrus, "walrus", "if (n := np.sum(x)) > 0:", GradlabSyntaxError),
     (uses_import, "import inside the function", "import math", GradlabSyntaxError),

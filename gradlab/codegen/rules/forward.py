@@ -523,3 +523,8 @@ def unconcatenate(ys, g, xs, axis=0):
 @tangent("add_lists")
 def add_lists(c, a, b):
     c_dot = gl.add_lists(a_dot, b_dot)
+
+
+@tangent("as_list")
+def as_list(ys, g):
+    ys_dot = gl.as_list(g_dot)

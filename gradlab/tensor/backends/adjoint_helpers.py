@@ -152,6 +152,13 @@ def zeros_like_list(xs: Any) -> list[Any]:
     return [zeros_like(x) for x in xs]
 
 
+def as_list(g: Any) -> list[Any]:
+    """The gradient of a list that was an item of a list turned into an array (``np.array(rows)``
+    of a list of lists): it comes back as an array, its rows the items' gradients. The code
+    that follows pops from it as from a list."""
+    return g if type(g) is list else list(gl.unstack(g, 0))
+
+
 def add_lists(a: Any, b: Any) -> list[Any]:
     return [u + v for u, v in zip(a, b)]
 
@@ -218,7 +225,7 @@ HELPERS: dict[str, Callable[..., Any]] = dict(
     broadcast_like=broadcast_like, matmul_grad_x=matmul_grad_x, matmul_grad_y=matmul_grad_y,
     inverse_axes=inverse_axes, untile=untile, unrepeat=unrepeat, unconcatenate=unconcatenate,
     unbroadcast_each=unbroadcast_each,
-    zeros_like_list=zeros_like_list, add_lists=add_lists, prod_others=prod_others,
+    zeros_like_list=zeros_like_list, as_list=as_list, add_lists=add_lists, prod_others=prod_others,
     prod_others_jvp=prod_others_jvp)
 
 #: primitives whose template takes Python lists too and wraps the backend's own for arrays
@@ -239,4 +246,5 @@ SIGNATURES = {
     "unconcatenate": "(g, xs, axis=0)",
     "zeros_like_list": "(xs)",
     "add_lists": "(a, b)",
+    "as_list": "(g)",
 }

@@ -58,7 +58,7 @@ def logsumexp(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
 
 # --- shapes and indexing -------------------------------------------------------------------
 reshape, transpose, swapaxes, moveaxis = jnp.reshape, jnp.transpose, jnp.swapaxes, jnp.moveaxis
-expand_dims, squeeze, concatenate, stack = jnp.expand_dims, jnp.squeeze, jnp.concatenate, jnp.stack
+expand_dims, squeeze, concatenate = jnp.expand_dims, jnp.squeeze, jnp.concatenate
 split, broadcast_to, tile, flip = jnp.split, jnp.broadcast_to, jnp.tile, jnp.flip
 
 
@@ -93,6 +93,12 @@ def _index(index: Any) -> Any:
 
 def getitem(x: Any, index: Any) -> Any:
     return x[_index(index)]
+
+
+def stack(xs: Any, axis: int = 0) -> Any:
+    """``jnp.stack`` that also takes lists of lists, as ``np.array(rows)`` does: each inner list
+    is stacked first."""
+    return jnp.stack([stack(x) if type(x) in (list, tuple) else x for x in xs], axis)
 
 
 def unstack(x: Any, axis: int = 0) -> list[Any]:

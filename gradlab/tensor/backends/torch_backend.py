@@ -246,7 +246,9 @@ def concatenate(xs: Any, axis: int = 0) -> Any:
 
 
 def stack(xs: Any, axis: int = 0) -> Any:
-    items = tuple(xs)
+    """``torch.stack`` that also takes Python numbers beside tensors and lists of lists (as
+    ``np.array(rows)`` does: each inner list is stacked first)."""
+    items = tuple(stack(x) if type(x) in (list, tuple) else x for x in xs)
     if not builtins.all(type(x) is torch.Tensor for x in items):   # numbers beside tensors
         like = next((x for x in items if isinstance(x, torch.Tensor)), None)
         items = tuple(x if isinstance(x, torch.Tensor) else torch.as_tensor(

@@ -900,19 +900,19 @@ class Builder:
             if not shape:
                 return None
             t = self.fresh("t")
-            return f"{v} = sum([{t} ** 2 for {t} in {x}])", ("unsupported: list comprehension",)
+            return f"{v} = sum([{t} ** 2 for {t} in {x}])", ("list comprehension",)
         if kind == "genexpr":
             if not shape:
                 return None
             i = self.fresh("i")
             return (f"{v} = sum({x}[{i}] * {i} for {i} in range(len({x})))",
-                    ("unsupported: generator expression",))
+                    ("generator expression",))
         if kind == "comp_array":
             if not shape:
                 return None
             t = self.fresh("t")
             return (f"{v} = {self.names['array']}([{self.names['exp']}({t}) for {t} in {x}])",
-                    ("unsupported: array of a comprehension",))
+                    ("array of a comprehension",))
         if kind == "inplace_param":
             params = [p for p in self.param_names if p in self.env and p in self.wrt_names]
             if not params:
