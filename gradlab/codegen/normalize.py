@@ -52,7 +52,6 @@ _REFUSED = {
     gast.FunctionDef: ("a function defined inside the function",
                        "define it at module level; gradlab differentiates it from its source"),
     gast.Lambda: ("lambda", "write a def at module level instead"),
-    gast.Delete: ("del", "remove the del"),
     gast.Import: ("import inside the function", "import at module level"),
     gast.ImportFrom: ("import inside the function", "import at module level"),
     gast.NamedExpr: ("the walrus operator :=", "assign on a line of its own"),
@@ -198,6 +197,8 @@ class Normalizer:
             self.emit(ir.Continue(self.origin))
         elif isinstance(node, gast.Pass):
             pass
+        elif isinstance(node, gast.Delete):
+            self._delete(node)
         elif isinstance(node, (gast.Assert, gast.Raise)):
             self.emit(ir.Effect(self.origin, EffectKind.STATIC, node=node))
         elif isinstance(node, gast.With):
@@ -205,6 +206,15 @@ class Normalizer:
         else:
             raise self.parsed.error(f"{type(node).__name__} statements are not supported",
                                     node, type(node).__name__)
+
+    def _delete(self, node: gast.Delete) -> None:
+        """``del name`` only unbinds a name: no value changes, so nothing to differentiate (a
+        later read would fail in Python first). ``del xs[i]`` changes a container in place."""
+        for t in node.targets:
+            if not isinstance(t, gast.Name):
+                raise self.parsed.error("del of an item or an attribute changes a value in "
+                                        "place, which gradlab cannot differentiate: build a new "
+                                        "list or array without it", node, "del")
 
     def _return(self, node: gast.Return) -> None:
         value: ir.Atom | None = None
