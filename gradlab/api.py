@@ -20,7 +20,7 @@ from numpy import float32, float64, generic, ndarray
 
 from . import guard
 from .cache import TransformCache, bind_free, fingerprint, reverse_key
-from .calls import (explain_call_error, generated_line, refuse_without_gradient,
+from .calls import (explain_call_error, explain_framework_error, generated_line, refuse_without_gradient,
                     require_seed_shape, require_tangent_shapes, several_outputs, shape_of)
 from .codegen.parse import parse_function
 from .codegen.primitives import dialect_of
@@ -218,6 +218,7 @@ class GradientFunction(GeneratedFunction):
                 raise
             except Exception as e:   # a non-scalar output's seed 1.0 cannot take its shape
                 _require_scalar_output(self, args, e)
+                explain_framework_error(self, e)
                 raise
             if getattr(value, "shape", ()):
                 _require_scalar(value, self)
@@ -258,6 +259,7 @@ class GradientFunction(GeneratedFunction):
             if automatic:   # a non-scalar output's seed 1.0 cannot take its shape
                 _require_scalar_output(self, args, e, kwargs=kwargs)
             explain_call_error(self, e, args, seed if not automatic else None, kwargs)
+            explain_framework_error(self, e)
             raise
         if automatic:
             if len(getattr(value, "shape", ())):
@@ -558,15 +560,21 @@ class JVPFunction(GeneratedFunction):
         full, tangents, impl, fw = self._prepare(args, kwargs)
         try:
             value, tangent = impl(*full, **tangents)
-        except ZeroDivisionError:   # Python numbers: NumPy's arithmetic gives inf or nan
+        except ZeroDivisionError as e:   # Python numbers: NumPy's arithmetic gives inf or nan
             numbers = _as_numpy_numbers(list(full) + list(tangents.values()))
             if numbers is None:
+                explain_framework_error(self, e)
                 raise
             impl, _ = self._select(numbers)
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 value, tangent = impl(*numbers[:len(full)], **dict(zip(tangents, numbers[
                     len(full):])))
             value, tangent = _python_number(value), _python_number(tangent)
+        except GradlabError:
+            raise
+        except Exception as e:
+            explain_framework_error(self, e)
+            raise
         return value, _like(tangent, value)
 
 
@@ -608,6 +616,7 @@ class HVPFunction(JVPFunction):
         except Exception as e:
             if automatic:
                 _require_scalar_output(self, full, e)
+            explain_framework_error(self, e)
             raise
         if automatic and not _scalar_output(value):
             _require_scalar_output(self, full, None, value)

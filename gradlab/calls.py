@@ -5,6 +5,7 @@ the generated code (or, worse, a broadcast into the gradient of something else).
 from __future__ import annotations
 
 import linecache
+import re
 from typing import Any
 
 import numpy as np
@@ -73,6 +74,45 @@ def explain_call_error(df: Any, error: Exception, args: tuple[Any, ...],
             require_seed_shape(df, seed, shape_of(original.value))
 
 
+#: How TensorFlow says that an operation met two dtypes (NumPy would have promoted them).
+_TF_DTYPE_CLASHES = (
+    re.compile(r"expected to be a (?P<a>\w+) tensor but is a (?P<b>\w+) tensor"),
+    re.compile(r"Cannot convert (?P<b>\S+) to EagerTensor of dtype (?P<a>\w+)"),
+)
+
+
+def explain_framework_error(df: Any, error: Exception) -> None:
+    """An error a framework raised inside the generated code. A dtype clash that TensorFlow
+    refuses where NumPy would promote (float32 times float64, an int array times 1.5) is
+    raised as a GradlabError at the user's line, with the cast to write; any other error gets
+    a note saying where in the generated code, and from which line of the user's, it came.
+    Returns when it only noted."""
+    where = generated_line(df, error)
+    if type(error).__name__ in ("InvalidArgumentError", "TypeError") and where:
+        for pattern in _TF_DTYPE_CLASHES:
+            clash = pattern.search(str(error))
+            if clash is not None and (type(error).__module__.startswith("tensorflow")
+                                      or _framework_of(error).startswith("tensorflow")):
+                raise GradlabError(
+                    f"TensorFlow does not mix {clash.group('a')} with {clash.group('b')} in one "
+                    f"operation, as NumPy does (it promotes both to the wider dtype){where}: "
+                    f"cast one operand to the other's dtype on that line (tf.cast(w, x.dtype), "
+                    f"or a float literal such as 1.0 for a count), or pass NumPy arrays"
+                ) from error
+    note = f"gradlab: raised{where}"
+    if where and note not in getattr(error, "__notes__", ()):
+        error.add_note(note)
+
+
+def _framework_of(error: BaseException) -> str:
+    """The module of the innermost frame that raised ``error`` (a TypeError from TensorFlow's
+    own code is told from one of the user's by where it came from)."""
+    tb = error.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_frame.f_globals.get("__name__", "") if tb is not None else ""
+
+
 def generated_line(df: Any, error: BaseException) -> str:
     """`` at its line N (`code`), from your line L: `text` `` for the frame of generated code
     an exception came from."""
@@ -87,7 +127,7 @@ def generated_line(df: Any, error: BaseException) -> str:
     filename, lineno = frame
     code = linecache.getline(filename, lineno).strip()
     where = f" at line {lineno} of its code (`{code}`)"
-    variants = getattr(df._transform, "variants", {}).values()
+    variants = getattr(getattr(df, "_transform", None), "variants", {}).values()
     source = next((v.source for v in variants if v.filename == filename), None)
     if source is not None and source.line_map.get(lineno):
         where += f", from your line {source.line_map[lineno]}: `{source.line_text[lineno]}`"

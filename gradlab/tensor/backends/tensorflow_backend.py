@@ -10,6 +10,7 @@ import math as _math
 import operator
 from typing import Any, Callable
 
+import numpy as np
 import tensorflow as tf
 
 from .. import dtypes as _dtypes
@@ -40,7 +41,11 @@ def _pair(x: Any, y: Any) -> tuple[Any, Any]:
     if isinstance(y, (int, float)) and not isinstance(x, (int, float)):
         x = _t(x)
         return x, tf.constant(y, x.dtype)
-    return _t(x), _t(y)
+    x, y = _t(x), _t(y)
+    if x.dtype != y.dtype:   # NumPy's common dtype (float32 with float64: float64)
+        common = tf.as_dtype(np.result_type(x.dtype.as_numpy_dtype, y.dtype.as_numpy_dtype))
+        x, y = tf.cast(x, common), tf.cast(y, common)
+    return x, y
 
 
 def _axis(axis: Any) -> Any:

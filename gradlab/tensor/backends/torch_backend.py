@@ -58,7 +58,6 @@ add, subtract, multiply, divide, power = operator.add, operator.sub, operator.mu
 equal, not_equal, less, less_equal = operator.eq, operator.ne, operator.lt, operator.le
 greater, greater_equal = operator.gt, operator.ge
 floor_divide, mod = operator.floordiv, operator.mod
-matmul = torch.matmul
 
 
 def sign(x: Any) -> Any:
@@ -94,12 +93,30 @@ def clip(x: Any, a_min: Any, a_max: Any) -> Any:
     return torch.clamp(x, a_min, a_max)
 
 
+def _promoted(x: Any, y: Any) -> tuple[Any, Any]:
+    """Two tensors of different dtypes in NumPy's common one (float32 with float64 gives
+    float64): torch's matmul, unlike its elementwise operators, does not promote."""
+    common = torch.promote_types(x.dtype, y.dtype)
+    return x.to(common), y.to(common)
+
+
+def matmul(x: Any, y: Any) -> Any:
+    try:
+        return torch.matmul(x, y)
+    except RuntimeError:
+        if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) and x.dtype != y.dtype:
+            return torch.matmul(*_promoted(x, y))
+        raise
+
+
 def dot(x: Any, y: Any) -> Any:
     if not isinstance(x, torch.Tensor) or not isinstance(y, torch.Tensor) or \
             x.dim() == 0 or y.dim() == 0:
         return x * y
     if y.dim() <= 2:  # matmul agrees with np.dot when y is a vector or a matrix
-        return torch.matmul(x, y)
+        return matmul(x, y)
+    if x.dtype != y.dtype:
+        x, y = _promoted(x, y)
     # np.dot of N-d arrays: sum over the last axis of x and the second-to-last of y
     return torch.tensordot(x, y, dims=([x.dim() - 1], [y.dim() - 2]))
 

@@ -45,3 +45,23 @@ def test_unbroadcast_each_sums_back_to_each_item(framework: str) -> None:
     np.testing.assert_allclose(to_numpy(got[0]), [7.0])
     np.testing.assert_allclose(to_numpy(got[1]), g)
     assert float(to_numpy(got[2])) == pytest.approx(7.0)
+
+
+def test_as_list_gives_a_stacked_gradient_its_rows(framework: str) -> None:
+    """A list that was a row of np.array(rows) gets its gradient as an array: as_list makes it a
+    list again (the gradient code pops from it); a list stays the same list."""
+    gl = backend(framework)
+    g = RNG.normal(size=(3, 2))
+    rows = gl.as_list(to_framework(g, framework))
+    assert type(rows) is list and len(rows) == 3
+    for got, want in zip(rows, g):
+        np.testing.assert_allclose(to_numpy(got), want)
+    items = [to_framework(g[0], framework)]
+    assert gl.as_list(items) is items
+
+
+def test_stack_of_a_list_of_lists_is_np_array_of_it(framework: str) -> None:
+    gl = backend(framework)
+    rows = [[to_framework(np.array(float(3 * i + j)), framework) for j in range(3)]
+            for i in range(2)]
+    np.testing.assert_allclose(to_numpy(gl.stack(rows)), np.arange(6.0).reshape(2, 3))
