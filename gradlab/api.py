@@ -20,6 +20,7 @@ from numpy import float32, float64, generic, ndarray
 
 from . import guard
 from .cache import TransformCache, bind_free, fingerprint, reverse_key
+from .codegen.ranks import shape_key, signature_of
 from .calls import (explain_call_error, explain_framework_error, generated_line, refuse_without_gradient,
                     require_seed_shape, require_tangent_shapes, several_outputs, shape_of)
 from .codegen.parse import parse_function
@@ -80,10 +81,14 @@ class GeneratedFunction:
         self.wrt_index = params.index(wrt[0]) if wrt and wrt[0] in params else 0
         self.edited_from: GeneratedFunction | None = None
         self._impls: dict[Any, Callable[..., Any]] = {}
-        self._by_types: dict[tuple[type, ...], tuple[Callable[..., Any], str]] = {}
+        #: argument types -> (the generic code, its framework, and None, or where the code
+        #: is specialised for the arguments' shapes, a table: their shapes -> the code)
+        self._by_types: dict[tuple[type, ...], tuple[Callable[..., Any], str, Any]] = {}
         #: argument types whose call needs no seed, no tuple and no mode: NumPy and Python
         #: numbers, one ``wrt``, plain ``grad`` (its fast path saves half the wrapper's time)
-        self._plain: dict[tuple[type, ...], tuple[Callable[..., Any], str]] = {}
+        self._plain: dict[tuple[type, ...], tuple[Callable[..., Any], str, Any]] = {}
+        #: a gradient gets code specialised for its call's shapes (see gradlab.codegen.ranks)
+        self._specializes = bool(getattr(transform, "specializes", False))
         self._seeds: dict[Any, Any] = {}
         #: argument types whose first call was checked by the semantic guard (see guard.py);
         #: shared by the functions made from one transform: gradlab's reading of the code is
@@ -112,13 +117,16 @@ class GeneratedFunction:
         p.text(self.source)
 
     def implementation(self, framework: str, device: Any = None,
-                       scalars: frozenset[str] = frozenset()) -> Callable[..., Any]:
+                       scalars: frozenset[str] = frozenset(), signature: Any = None
+                       ) -> Callable[..., Any]:
         """The compiled function bound to one backend's namespace (and, for plain Python
-        numbers, the variant specialized for the parameters that are numbers)."""
-        key = (framework, device, scalars)
+        numbers, the variant specialized for the parameters that are numbers; for a
+        ``signature``, the variant specialised for those shapes)."""
+        key = (framework, device, scalars) if signature is None else (
+            framework, device, scalars, signature)
         impl = self._impls.get(key)
         if impl is None:
-            variant = self._variant(scalars, dialect_of(framework))
+            variant = self._variant(scalars, dialect_of(framework), signature)
             free = bind_free(variant.free, self.fn)
             free["gl"] = backend(framework, device)
             impl = variant.factory(**free)[variant.name]
@@ -130,6 +138,25 @@ class GeneratedFunction:
         specialized variant; arrays of every framework share :attr:`source`)."""
         return self.variant_for(args).source.text
 
+    def source_for(self, *args: Any) -> str:
+        """The generated source that runs for these arguments: where their shapes make a
+        difference, the code specialised for them (``dW = x.T @ dz``), whose first line says
+        so (``# specialised for x: 2-d, W: 2-d``); else :attr:`source` (or the variant for
+        Python numbers)."""
+        framework = common_framework(args)
+        signature = self._signature(args, framework)
+        if signature is not None:
+            return self._variant(frozenset(), dialect_of(framework),  # type: ignore[no-any-return]
+                                 signature).source.text
+        return self.variant_source(*args)
+
+    def _signature(self, args: tuple[Any, ...], framework: str) -> Any:
+        """The signature these arguments' code is specialised for (None: the generic code)."""
+        if not self._specializes or framework not in _SPECIALISED:
+            return None
+        return signature_of(self.params, args, strict_dtypes=framework in _STRICT_DTYPES,
+                            transpose_method=framework != "tensorflow")
+
     def variant_for(self, args: tuple[Any, ...]) -> Variant:
         """The transform's variant these inputs run, its free values bound to this function's
         own."""
@@ -138,10 +165,15 @@ class GeneratedFunction:
         variant = self._variant(scalars, dialect_of(framework))
         return dataclasses.replace(variant, free=bind_free(variant.free, self.fn))
 
-    def _variant(self, scalars: frozenset[str], dialect: str | None = None) -> Variant:
+    def _variant(self, scalars: frozenset[str], dialect: str | None = None,
+                 signature: Any = None) -> Variant:
         """A reverse transform is shared and keeps no function: it makes a variant from ours;
-        ``dialect``: the inputs' (see :class:`gradlab.transforms.Transform`)."""
-        return self._transform.variant(scalars, self.fn, dialect)  # type: ignore[no-any-return]
+        ``dialect``: the inputs' (see :class:`gradlab.transforms.Transform`); ``signature``:
+        their shapes', for a specialised variant."""
+        if signature is None:
+            return self._transform.variant(scalars, self.fn, dialect)  # type: ignore[no-any-return]
+        return self._transform.variant(scalars, self.fn, dialect,  # type: ignore[no-any-return]
+                                       signature)
 
     def _typed_one(self, args: tuple[Any, ...], fw: str) -> Any:
         """1 in the dtype and on the device of the first floating-point input (cached), where
@@ -171,17 +203,29 @@ class GeneratedFunction:
         types = tuple(map(type, args))
         hit = self._by_types.get(types)
         if hit is not None:          # seen these argument types before (not where the device
-            return hit               # picks the namespace: the types do not say the device)
+            if hit[2] is None:       # picks the namespace: the types do not say the device)
+                return hit[0], hit[1]
+            special = hit[2].get(shape_key(args))
+            if special is not None:  # and these shapes
+                return special, hit[1]
         fw = common_framework(args)
         framework = get_backend(fw)
         device = framework.call_device(args) if framework.binds_device else None
         scalars = self._scalars(args) if fw == PYTHON else frozenset()
         impl = self._impls.get((fw, device, scalars)) or self.implementation(fw, device, scalars)
-        if not framework.binds_device and len(self._by_types) < 64:
-            self._by_types[types] = (impl, fw)
+        generic, table = impl, None
+        signature = self._signature(args, fw)
+        if signature is not None:
+            impl = self.implementation(fw, device, scalars, signature)
+            table = hit[2] if hit is not None else ({} if impl is not generic else None)
+            if table is not None and len(table) < 64:
+                table[shape_key(args)] = impl
+        if hit is None and not framework.binds_device and len(self._by_types) < 64:
+            self._by_types[types] = (generic, fw, table)
             if not framework.typed_seed and not self.many and self.wrt_index < len(args) and (
-                    self.mode == "grad" and not self.options.get("preserve_result")):
-                self._plain[types] = (impl, fw)
+                    self.mode == "grad" and not self.options.get("preserve_result")) and (
+                    table is None or all(t is ndarray for t in types)):
+                self._plain[types] = (generic, fw, table)
         return impl, fw
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -209,9 +253,11 @@ class GradientFunction(GeneratedFunction):
         # is ~150 ns faster than tuple(map(type, args))
         types = (type(args[0]),) if len(args) == 1 else tuple(map(type, args))
         plain = self._plain.get(types)
-        if plain is not None and seed is None and not kwargs:
+        run = None if plain is None or seed is not None or kwargs else plain[0] if (
+            plain[2] is None) else plain[2].get(tuple([a.shape for a in args]))
+        if run is not None:      # (a table: code specialised for these shapes, if seen)
             try:
-                value, grads = plain[0](*args)
+                value, grads = run(*args)
             except ZeroDivisionError as e:
                 value, grads = self._divided_by_zero(e, args, kwargs)
             except GradlabError:
@@ -232,8 +278,10 @@ class GradientFunction(GeneratedFunction):
             impl, fw = self._select(args)
             if types not in self._checked:
                 return self._first_call(types, impl, fw, args, seed, kwargs)
+        elif hit[2] is not None:       # code specialised for the arguments' shapes
+            impl, fw = self._select(args)
         else:
-            impl, fw = hit
+            impl, fw = hit[0], hit[1]
         return self._finish(*self._compute(impl, fw, args, seed, kwargs), args, fw)
 
     def _compute(self, impl: Callable[..., Any], fw: str, args: tuple[Any, ...], seed: Any,
@@ -538,7 +586,7 @@ class JVPFunction(GeneratedFunction):
             hit = self._by_types.get(tuple(map(type, args)))
             if hit is None:      # as grad does: no derivative along an int or bool input
                 refuse_without_gradient(self, args[:-1], dicts=self.mode == "hvp")
-            impl, fw = hit if hit is not None else self._select(args)
+            impl, fw = hit[:2] if hit is not None else self._select(args)
             names = self._tangent_names.get(impl) or self._names_of(impl)
             require_tangent_shapes(self, list(args[:-1]), args[-1:])
             return args[:-1], {names[0]: args[-1]}, impl, fw
@@ -624,6 +672,13 @@ class HVPFunction(JVPFunction):
             hv = (hv,) if len(self.wrt) == 1 else tuple(hv)
             return _like(hv, tuple(full[self.params.index(w)] for w in self.wrt))
         return _like(hv, full[self.wrt_index])
+
+
+#: The frameworks a gradient gets code specialised for its shapes on (``@`` and ``.T``, or
+#: TensorFlow's ``gl.transpose``, mean the same there); where ``@`` refuses mixed dtypes, only
+#: arguments of one dtype get it.
+_SPECIALISED = frozenset(("numpy", "torch", "jax", "tensorflow"))
+_STRICT_DTYPES = frozenset(("torch", "tensorflow"))
 
 
 def _defaults(fn: Any) -> dict[str, Any]:

@@ -4,8 +4,12 @@ function made from it, with a variant per kind of inputs.
 A variant is specialized for the parameters that are plain Python numbers (no ``unbroadcast``,
 zeros as ``0.0``: the code a person would write for scalars), and for the *dialect* of the
 inputs' framework where the function names no framework and calls a method that means
-something else on a torch tensor (``x.var()`` is unbiased there). Each variant is a
-:class:`Variant`: the compiled factory of its functions, its source, and what binding it needs.
+something else on a torch tensor (``x.var()`` is unbiased there). A gradient also has a
+variant per *signature* of its call (:class:`gradlab.codegen.ranks.Signature`: the arguments'
+ranks and which of their dimensions are equal), written as a textbook writes it
+(``dW = x.T @ dz``; see :mod:`gradlab.codegen.textbook`); its text starts with a comment saying
+so. Each variant is a :class:`Variant`: the compiled factory of its functions, its source,
+and what binding it needs.
 """
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ from .cache import unbound
 from .calls import several_outputs
 from .codegen import ir
 from .codegen.emit import Source, compile_source
+from .codegen.ranks import Signature
 from .codegen.program import Program, Unit, compile_program, normalize_function, \
     written_dialect
 from .errors import GradlabError
@@ -44,13 +49,17 @@ class Transform:
     closes over: a variant is made from the function that asks for it, and each generated
     function binds its own values (:func:`gradlab.cache.bind_free`)."""
 
+    #: its gradients get variants specialised for their call's shapes (``variant(...,
+    #: signature)``); an edited gradient's stand-in has none
+    specializes = True
+
     def __init__(self, fn: Any, wrt: tuple[str, ...], optimized: bool) -> None:
         self.wrt = wrt
         self.optimized = optimized
         self.dialect = written_dialect(fn) or "numpy"
         self.follows_inputs = written_dialect(fn) is None
         self.dialect_sensitive = False
-        self.variants: dict[tuple[frozenset[str], str], Variant] = {}
+        self.variants: dict[tuple[frozenset[str], str, Signature | None], Variant] = {}
         self.checked: set[tuple[type, ...]] = set()      # see GeneratedFunction._checked
         self.unchecked: dict[tuple[type, ...], str] = {}
         self.outputs: SeveralOutputs | None = None
@@ -59,24 +68,34 @@ class Transform:
         self.main = in_either_dialect(self, fn)
         self.seconds = time.perf_counter() - start
 
-    def variant(self, scalars: frozenset[str], fn: Any, dialect: str | None = None) -> Variant:
+    def variant(self, scalars: frozenset[str], fn: Any, dialect: str | None = None,
+                signature: Signature | None = None) -> Variant:
+        """The variant for these inputs; one for a ``signature`` whose text is the generic
+        one's is that generic variant itself."""
         dialect = dialect if dialect is not None and self.dialect_sensitive and \
             self.follows_inputs else self.dialect
-        hit = self.variants.get((scalars, dialect))
+        hit = self.variants.get((scalars, dialect, signature))
         if hit is None:
+            generic = self.variant(scalars, fn, dialect) if signature is not None else None
             unit = normalize_function(fn, dialect)
             self.outputs = several_outputs_of(unit)
             program = Program(unit, optimized=self.optimized, dialect=dialect)
-            gradient = program.gradient(list(self.wrt), scalars)
+            gradient = program.gradient(list(self.wrt), scalars, signature)
             source = program.source()
+            if generic is not None:
+                if source.text == generic.source.text:
+                    self.variants[(scalars, dialect, signature)] = generic
+                    return generic
+                source = with_header(source, f"# specialised for {signature.describe()}")
             factory, filename = compile_source(
                 source.text, fn.__globals__, program.free, gradient.name,
                 transform=also_return(gradient.name, gradient.value_name))
             hit = Variant(factory, source, filename, gradient.name, unbound(program.free, fn),
                           gradient.seed)
-            self.variants[(scalars, dialect)] = hit
+            self.variants[(scalars, dialect, signature)] = hit
             self.dialect_sensitive = self.dialect_sensitive or program.dialect_sensitive
-            self.value_name = gradient.value_name
+            if signature is None:
+                self.value_name = gradient.value_name
         return hit
 
 
@@ -160,6 +179,13 @@ class SeveralOutputs:
     def error(self) -> GradlabError:
         return ir.refusal(several_outputs(self.name, self.kind, self.count), self.origin,
                           f"returning a {self.kind}")
+
+
+def with_header(source: Source, line: str) -> Source:
+    """``source`` with a comment line above it (its line map shifted to match)."""
+    return Source(line + "\n" + source.text, {1: 0, **{k + 1: v for k, v in
+                                                     source.line_map.items()}},
+                  {1: "", **{k + 1: v for k, v in source.line_text.items()}})
 
 
 def also_return(fname: str, value_name: str | None) -> Callable[[ast.Module], None]:

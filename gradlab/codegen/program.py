@@ -44,7 +44,9 @@ from .rename import Renamer
 from .resolve import Resolver
 from .reverse import Reverse, keeps_old_and_new
 from .rules import custom_rule_for
-from .shapes import shape_classes
+from .ranks import Signature, infer_shapes
+from .shapes import SCALAR, shape_classes
+from .textbook import Textbook
 
 GL = "gl"
 
@@ -272,13 +274,22 @@ class Program:
             optimize(fn_def, keep, unit.user_names, shapes)                 # optimize
         self.defs.append(fn_def)
 
-    def gradient(self, wrt: list[str], scalars: frozenset[str] = frozenset()) -> Gradient:
+    def gradient(self, wrt: list[str], scalars: frozenset[str] = frozenset(),
+                 signature: Signature | None = None) -> Gradient:
         """The gradient of the main function (shown first), for inputs whose parameters in
-        ``scalars`` are Python numbers."""
+        ``scalars`` are Python numbers; ``signature``: the shapes a call showed, for the
+        variant written as a textbook writes it (see :mod:`.textbook`)."""
         unit = self.main
         fname = self.reserve("d" + unit.ir.name + "".join(f"_d{n}" for n in wrt))
-        builder = Reverse(self, unit, self.derivative(unit, REVERSE, wrt, None, scalars), wrt,
-                          1.0, fname)
+        prepared = self.derivative(unit, REVERSE, wrt, None, scalars)
+        textbook = None
+        if signature is not None:
+            shapes = infer_shapes(prepared.fn, signature)
+            for value, shape in shapes.items():     # equal shapes: one class
+                prepared.classes[value] = SCALAR if shape == () else f"shape:{shape}"
+            textbook = Textbook(shapes, signature, GL)
+        builder = Reverse(self, unit, prepared, wrt, 1.0, fname)
+        builder.textbook = textbook
         if builder.fn.result == unit.ir.name:
             # `return <expr>` keeps its value in a variable named after the function, whose
             # gradient would be d<function>: the very name a notebook gives the gradient

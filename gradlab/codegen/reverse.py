@@ -32,7 +32,8 @@ from .dispatch import StatementRules, apply_rule, rule_for
 from .ir import Assign, Atom, Const, EffectKind, OpKind
 from .prepare import Prepared
 from .rules import ADJOINTS, Contribution, Temporary
-from .shapes import SCALAR
+from .shapes import BINARY, SCALAR, SAME_SHAPE_UNARY
+from .textbook import Textbook, settle_choices, textbook_steps
 
 BACKWARD_MARK = "── backward ──"
 
@@ -87,6 +88,39 @@ class Plan:
     pop_first: bool = False          # restore before the rule (it reads the old value)
 
 
+def size_aliases(fn: ir.Function, classes: dict[str, Any], user_names: set[str]
+                 ) -> dict[str, str]:
+    """For each temporary made once by an elementwise operation from a value of the same shape
+    class, the user's value it has the size of (``h_pow2 = h ** 2``: ``h``). That value is a
+    parameter or assigned once, so it exists, with that shape, wherever the temporary does."""
+    writes: dict[str, int] = {}
+    for st in ir.walk(fn.body):
+        for t in ir.stmt_writes(st):
+            writes[t] = writes.get(t, 0) + 1
+    made_from: dict[str, str] = {}
+    for st in ir.walk(fn.body):
+        if not (isinstance(st, Assign) and len(st.targets) == 1 and st.op.kind is OpKind.PRIM
+                and st.op.prim in ELEMENTWISE_SIZE):
+            continue
+        t = st.targets[0]
+        if writes.get(t) != 1 or t in user_names or classes.get(t) in (None, SCALAR):
+            continue
+        for a in st.op.args:
+            if isinstance(a, str) and classes.get(a) == classes[t] and (
+                    a in fn.params and a not in writes or writes.get(a) == 1):
+                made_from[t] = a
+                break
+    aliases = {}
+    for t in made_from:
+        seen, u = {t}, made_from[t]
+        while u not in user_names and u in made_from and made_from[u] not in seen:
+            seen.add(u)
+            u = made_from[u]
+        if u in user_names:
+            aliases[t] = u
+    return aliases
+
+
 def keeps_old_and_new(s: Assign) -> bool:
     """Whether the adjoint of ``y = f(..y..)`` needs both the old ``y`` and the new one (then
     :mod:`.prepare` gives the new value a name of its own)."""
@@ -95,6 +129,10 @@ def keeps_old_and_new(s: Assign) -> bool:
         return False
     rule = ADJOINTS.get(s.op.prim)
     return rule is not None and rule.reads_result()
+
+
+#: Operations whose result has the size of an operand of its shape class.
+ELEMENTWISE_SIZE = BINARY | SAME_SHAPE_UNARY
 
 
 class Reverse(StatementRules[list[PlanItem]]):
@@ -129,6 +167,9 @@ class Reverse(StatementRules[list[PlanItem]]):
         #: the variable that holds the function's value when the gradient returns (the wrapper
         #: checks it is a scalar; value_and_grad and hvp return or inspect it)
         self.value_name = self.fn.result
+        #: the shapes a variant specialised for its call's signature knows (None: generic)
+        self.textbook: Textbook | None = None
+        self._size_alias: dict[str, str] | None = None
 
     # --- names ------------------------------------------------------------------------------
     def adj(self, v: str) -> str:
@@ -161,8 +202,11 @@ class Reverse(StatementRules[list[PlanItem]]):
         keep = self.seed_default is not REQUIRED
         # the user's gradient takes its seed by keyword only: an extra positional argument is
         # a mistake in the call, never the output's gradient (vjp helpers take it by position)
-        return function_def(self.func_name, self.unit.parsed.node.args, [self.seed],
-                            [self.seed_default], body, keep_defaults=keep, keyword_only=keep)
+        fn_def = function_def(self.func_name, self.unit.parsed.node.args, [self.seed],
+                              [self.seed_default], body, keep_defaults=keep, keyword_only=keep)
+        if self.textbook is not None:
+            settle_choices(fn_def, self.textbook.array_params())
+        return fn_def
 
     def _name_gradients(self) -> None:
         """The seed, then the gradients the user named (``insert_grad_of(h) as dh``)."""
@@ -275,8 +319,27 @@ class Reverse(StatementRules[list[PlanItem]]):
         rule = rule_for(ADJOINTS, s.op, "gradlab has no derivative rule for {}")
         if rule is None:
             return []
-        return list(apply_rule(rule, s, self.emitter, self.adj, self.names.fresh,
-                               self.act.active, self._shape_of).steps)
+        steps = list(apply_rule(rule, s, self.emitter, self.adj, self.names.fresh,
+                                self.act.active, self._shape_of).steps)
+        if self.textbook is not None:
+            steps = textbook_steps(self.textbook, s, steps, self.emitter.atom, self.adj)
+        return self._sizes_of_user_values(steps)
+
+    def _sizes_of_user_values(self, steps: list[PlanItem]) -> list[PlanItem]:
+        """``gl.size(h_pow2)`` read as ``gl.size(h)``: the size of the value the user wrote,
+        where an elementwise operation on it made the temporary (same shape class)."""
+        if self._size_alias is None:
+            self._size_alias = size_aliases(self.fn, self.classes, self.unit.user_names)
+        if not self._size_alias:
+            return steps
+        for step in steps:
+            for node in trees.walk(getattr(step, "expr", None) or getattr(
+                    getattr(step, "stmt", None), "value", None) or gast.Pass()):
+                if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and (
+                        node.func.attr == "size") and len(node.args) == 1 and isinstance(
+                        node.args[0], gast.Name) and node.args[0].id in self._size_alias:
+                    node.args[0] = name(self._size_alias[node.args[0].id])
+        return steps
 
     def append(self, s: ir.Effect) -> list[PlanItem]:
         return [Appended()]

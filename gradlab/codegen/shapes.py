@@ -16,7 +16,8 @@ from .resolve import bindings
 #: The shape class of a value known to be a scalar (shape ()).
 SCALAR = "()"
 
-_SAME_SHAPE_UNARY = names_with(kinds.SAME_SHAPE)
+SAME_SHAPE_UNARY = names_with(kinds.SAME_SHAPE)
+_SAME_SHAPE_UNARY = SAME_SHAPE_UNARY
 #: Elementwise on exactly ``x`` and ``y``: the result has their broadcast shape.
 BINARY = names_with(kinds.BINARY)
 _REDUCTIONS = names_with(kinds.REDUCTION)

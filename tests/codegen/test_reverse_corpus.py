@@ -45,14 +45,25 @@ def test_corpus_is_large_enough():
     assert len(CORPUS) >= 80, len(CORPUS)
 
 
+def generic_only(df) -> None:
+    """``df`` runs its generic code whatever its arguments' shapes (not the code specialised
+    for them, which a gradient runs by default: see gradlab.codegen.textbook)."""
+    df._specializes = False
+
+
+@pytest.mark.parametrize("form", ["specialised", "generic"])
 @pytest.mark.parametrize("case", CORPUS, ids=lambda c: c.name)
-def test_gradient_matches_finite_differences(case: Case, framework: str) -> None:
+def test_gradient_matches_finite_differences(case: Case, framework: str, form: str) -> None:
     if framework not in case.frameworks:
         pytest.skip(f"{case.name} is not meant for {framework}")
     args = case.inputs()
     df = gradlab.grad(case.fn, case.wrt)
     converted = [a if (i in case.scalars or i in case.ints) else to_framework(a, framework)
                  for i, a in enumerate(args)]
+    if form == "generic":
+        if df.source_for(*converted) == df.variant_source(*converted):
+            pytest.skip("no code specialised for these shapes: the other form is this one")
+        generic_only(df)
     if not _same_meaning(case, args, converted):
         # Called with this framework's arrays, the function itself computes something else
         # than its NumPy reading (torch's x.std() is unbiased): the semantic guard refuses the
@@ -60,6 +71,8 @@ def test_gradient_matches_finite_differences(case: Case, framework: str) -> None
         with pytest.raises(gradlab.ForwardMismatchError):
             df(*converted)
         df = gradlab.grad(case.fn, case.wrt, check=False)
+        if form == "generic":
+            generic_only(df)
     got = df(*converted)
     got = got if isinstance(case.wrt, tuple) else (got,)
     for position, g in zip(_wrts(case), got):
@@ -68,7 +81,7 @@ def test_gradient_matches_finite_differences(case: Case, framework: str) -> None
         assert value.shape == expected.shape, (position, value.shape, expected.shape)
         np.testing.assert_allclose(value, expected, rtol=case.tol, atol=case.tol,
                                    err_msg=f"d{case.name}/d(arg {position}) on {framework}\n"
-                                           f"{df.source}")
+                                           f"{df.source_for(*converted)}")
         if framework != "numpy" and position not in case.scalars:
             assert type(g).__module__.split(".")[0] == type(converted[position]).__module__.split(
                 ".")[0], "the gradient must stay in the inputs' framework"
