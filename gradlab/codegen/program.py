@@ -46,7 +46,7 @@ from .reverse import Reverse, keeps_old_and_new
 from .rules import custom_rule_for
 from .ranks import Signature, infer_shapes
 from .shapes import SCALAR, shape_classes
-from .textbook import Textbook
+from .textbook import Textbook, fill_spreads
 
 GL = "gl"
 
@@ -298,6 +298,8 @@ class Program:
             builder.adjoints[builder.fn.result] = builder.names.fresh("seed")
         fn_def = builder.build()                                            # differentiate
         self.add(fn_def, unit, {builder.value_name}, builder.classes)
+        if textbook is not None:
+            fill_spreads(fn_def, textbook)
         self.defs.insert(0, self.defs.pop())   # the gradient first, helpers after
         return Gradient(fname, builder.seed, builder.value_name)
 

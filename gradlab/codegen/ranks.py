@@ -39,12 +39,16 @@ MATRIX_PRODUCTS = ("matmul", "dot")
 
 @dataclass(frozen=True)
 class Signature:
-    """What a call tells: each parameter's symbolic shape (None: unknown), and whether a
-    transpose is spelled ``gl.transpose(x)`` (TensorFlow's tensors have no ``.T``)."""
+    """What a call tells: each parameter's symbolic shape (None: unknown), and whether the
+    arrays' own ``x.T`` and ``a @ b`` may be written (TensorFlow's tensors have no ``.T`` and
+    their ``@`` takes no vector: ``gl.transpose(x)``, ``gl.matmul(a, b)`` there)."""
 
     shapes: tuple[Shape | None, ...]
     params: tuple[str, ...]
     transpose_method: bool = True
+    #: ``gl.full_like(x, g)`` takes a 0-d array ``g`` (TensorFlow's, inside tf.function,
+    #: takes only numbers)
+    fills: bool = True
 
     def describe(self) -> str:
         """``x: 2-d, W: 2-d`` — the line saying which code is shown."""
@@ -94,7 +98,8 @@ def signature_of(params: list[str], args: tuple[Any, ...], strict_dtypes: bool,
     if all(s is None for s in shapes):
         return None
     names = tuple(params[:len(shapes)])
-    return Signature(tuple(shapes[:len(names)]), names, transpose_method)
+    return Signature(tuple(shapes[:len(names)]), names, transpose_method,
+                     fills=transpose_method)
 
 
 def broadcast(a: Shape, b: Shape) -> Shape | None:

@@ -48,6 +48,12 @@ class Textbook:
             return gast.Attribute(value=trees.clone(e), attr="T", ctx=gast.Load())
         return call(attr(self.gl, "transpose"), [trees.clone(e)])
 
+    def product(self, a: gast.expr, b: gast.expr) -> gast.expr:
+        """``a @ b`` (TensorFlow's ``@`` takes no vector: ``gl.matmul(a, b)`` there)."""
+        if self.signature.transpose_method:
+            return gast.BinOp(left=a, op=gast.MatMult(), right=b)
+        return call(attr(self.gl, "matmul"), [a, b])
+
     # --- matrix products ----------------------------------------------------------------------
     def matmul_adjoints(self, x: Any, y: Any, z: str, dz: str,
                         carries: Callable[[gast.expr], bool],
@@ -59,7 +65,7 @@ class Textbook:
             return None
         g = name(dz)
         ranks = (len(sx), len(sy))
-        mm = lambda a, b: gast.BinOp(left=a, op=gast.MatMult(), right=b)  # noqa: E731
+        mm = self.product
         mul = lambda a, b: gast.BinOp(left=a, op=gast.Mult(), right=b)  # noqa: E731
         outer = lambda a, b: call(attr(self.gl, "outer"), [a, b])  # noqa: E731
         cx = cy = None
@@ -94,6 +100,46 @@ class Textbook:
                 keywords.append(gast.keyword(arg="keepdims", value=gast.Constant(True, None)))
             out = gast.Call(func=attr(self.gl, "sum"), args=[out], keywords=keywords)
         return out
+
+
+#: Reductions whose rule spreads the result's gradient back with ``gl.broadcast_like``.
+_SPREAD_BACK = ("sum", "mean")
+#: The mark a ``gl.broadcast_like(g, x)`` of such a rule gets: how :func:`fill_spreads`
+#: may write it once the optimizer has skipped those a product does anyway.
+_MARK = "_textbook_spread"
+
+
+def mark_spreads(steps: list[Any], textbook: Textbook, reduced: Shape) -> None:
+    """Mark each ``gl.broadcast_like(g, x)`` to an ``x`` of known rank: ``g`` is a number or
+    0-d (``reduced`` is ``()``: a full reduction) or shaped like ``reduced`` with its axes."""
+    for step in steps:
+        for node in trees.walk(getattr(step, "expr", None) or gast.Pass()):
+            if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and (
+                    node.func.attr == "broadcast_like") and len(node.args) == 2 and isinstance(
+                    node.args[1], gast.Name) and textbook.shapes.get(node.args[1].id):
+                setattr(node, _MARK, "fill" if reduced == () else "spread")
+
+
+def fill_spreads(fn: gast.FunctionDef, textbook: Textbook) -> None:
+    """The marked ``gl.broadcast_like(g, x)`` left after optimizing, written out: a full
+    reduction's as ``gl.full_like(x, g)``, another's as ``gl.broadcast_to(g, gl.shape(x))``
+    where ``g`` is surely an array (a number cannot be broadcast by every framework)."""
+    numbers = _numbers(fn, textbook.array_params())
+
+    class _Fill(gast.NodeTransformer):
+        def visit_Call(self, node: gast.Call) -> gast.expr:
+            self.generic_visit(node)
+            how = getattr(node, _MARK, None)
+            if how is None:
+                return node
+            g, x = node.args
+            if how == "fill" and textbook.signature.fills:
+                return call(attr(textbook.gl, "full_like"), [x, g])
+            if how == "spread" and not _number_like(g, numbers):
+                return call(attr(textbook.gl, "broadcast_to"), [
+                    g, call(attr(textbook.gl, "shape"), [trees.clone(x)])])
+            return node
+    _Fill().visit(fn)
 
 
 def _axis(axes: tuple[int, ...]) -> gast.expr:
@@ -209,6 +255,9 @@ def textbook_steps(textbook: Textbook, s: Any, steps: list[Any], atom: Callable[
                                            generic)
         return steps if written is None else [Contribution(t, e) for t, e in written]
     have = textbook.shapes.get(z)
+    if prim in _SPREAD_BACK and have is not None:
+        mark_spreads(steps, textbook, have)
+        return steps
     if prim not in ELEMENTWISE or have is None:
         return steps
 

@@ -1,0 +1,130 @@
+"""The code specialised for a call's shapes (codegen/textbook.py): it reads like the textbook
+(the lessons' functions use no helper but the tensor layer's maths), it computes the gradients
+the generic code computes, and each call runs the code made for its own shapes."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import gradlab
+from tests.codegen import lessons
+from tests.conftest import to_framework, to_numpy
+
+#: What the backward code of the lessons may call: the tensor layer's maths, nothing that
+#: branches on ranks or shapes at run time (``matmul_grad_x``, ``unbroadcast``,
+#: ``broadcast_like``...).
+ALLOWED = {"size", "sum", "outer", "transpose", "expand_dims", "full_like", "zeros_like",
+           "shape", "clip", "sign", "astype", "dtype", "tanh", "exp", "log", "sqrt"}
+
+CASES = lessons.cases()
+
+
+def _backward(text: str) -> str:
+    return text.split("── backward ──", 1)[1]
+
+
+def _ids(case) -> str:
+    return f"{case[0]}:{case[1].__name__}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=_ids)
+def test_lessons_backward_code_uses_only_the_tensor_layers_maths(case) -> None:
+    _, fn, wrt, args = case
+    text = gradlab.grad(fn, wrt).source_for(*args)
+    called = set(re.findall(r"\bgl\.(\w+)\(", _backward(text)))
+    assert called <= ALLOWED, (called - ALLOWED, text)
+
+
+@pytest.mark.parametrize("case", CASES, ids=_ids)
+def test_specialised_and_generic_code_give_the_same_gradients(case, framework: str) -> None:
+    _, fn, wrt, args = case
+    if all(isinstance(a, float) for a in args) and framework != "numpy":
+        pytest.skip("Python numbers: one framework")
+    converted = [a if isinstance(a, float) else to_framework(a, framework) for a in args]
+    special = gradlab.grad(fn, wrt)
+    generic = gradlab.grad(fn, wrt)
+    generic._specializes = False
+    with np.errstate(invalid="ignore", divide="ignore"):
+        got, expected = special(*converted), generic(*converted)
+    got = got if isinstance(wrt, tuple) else (got,)
+    expected = expected if isinstance(wrt, tuple) else (expected,)
+    for g, e in zip(got, expected):
+        assert type(g) is type(e)
+        np.testing.assert_allclose(to_numpy(g), to_numpy(e), rtol=1e-10, atol=1e-12,
+                                   equal_nan=True)
+
+
+def test_readme_example_reads_like_the_textbook() -> None:
+    _, fn, wrt, args = CASES[0]
+    df = gradlab.grad(fn, wrt)
+    text = df.source_for(*args)
+    assert text.splitlines()[0] == "# specialised for W: 2-d, x: 2-d"
+    assert "    dW = x.T @ dxW" in text
+    assert "gl.size(h)" in text and "h_pow2)" not in _backward(text)
+    assert "matmul_grad_y" in df.source      # the generic code keeps the helper
+
+
+def test_matrix_vector_products_are_written_out() -> None:
+    def loss(W, h):
+        return np.sum(np.tanh(W @ h) ** 2)
+    df = gradlab.grad(loss, (0, 1))
+    W, h = np.ones((3, 2)), np.ones(2)
+    text = df.source_for(W, h)
+    assert "dW = gl.outer(dWh, h)" in text and "dh = W.T @ dWh" in text
+
+
+def test_tensorflow_gets_gl_transpose_and_matmul() -> None:
+    tf = pytest.importorskip("tensorflow")
+    _, fn, wrt, args = CASES[0]
+    text = gradlab.grad(fn, wrt).source_for(*[tf.constant(a) for a in args])
+    assert "gl.matmul(gl.transpose(x), dxW)" in text and ".T" not in text
+
+
+def test_each_call_runs_the_code_for_its_own_shapes() -> None:
+    """One gradient called with a matrix, then a vector, then a matrix again (the same
+    argument types): every call must get its own shapes' code."""
+    def loss(W, x):
+        return np.sum(np.tanh(x @ W) ** 2)
+    df = gradlab.grad(loss)
+    generic = gradlab.grad(loss)
+    generic._specializes = False
+    rng = np.random.default_rng(3)
+    W = rng.normal(size=(3, 2))
+    for x in (rng.normal(size=(4, 3)), rng.normal(size=3), rng.normal(size=(1, 3)),
+              rng.normal(size=(4, 3)), rng.normal(size=3)):
+        np.testing.assert_allclose(df(W, x), generic(W, x), rtol=1e-12)
+
+
+def test_broadcast_operands_are_summed_back_with_their_axes() -> None:
+    def loss(x, b, c):
+        return np.sum(np.tanh(x + b) * c)
+    df = gradlab.grad(loss, (0, 1, 2))
+    x, b, c = np.ones((4, 3)), np.ones((1, 3)), np.ones((4, 1))
+    text = df.source_for(x, b, c)
+    assert "gl.sum(" in text and "unbroadcast" not in _backward(text), text
+    generic = gradlab.grad(loss, (0, 1, 2))
+    generic._specializes = False
+    rng = np.random.default_rng(0)
+    x, b, c = rng.normal(size=(4, 3)), rng.normal(size=(1, 3)), rng.normal(size=(4, 1))
+    for g, e in zip(df(x, b, c), generic(x, b, c)):
+        assert g.shape == e.shape
+        np.testing.assert_allclose(g, e, rtol=1e-12)
+
+
+def test_an_adjoint_that_may_still_be_zero_keeps_the_generic_helper() -> None:
+    """In a loop, a value overwritten each step has the gradient 0.0 (a number) until a
+    later step adds to it: ``0.0 @ W.T`` would fail, the helper takes it."""
+    def loss(W, x):
+        total = 0.0
+        for i in range(3):
+            z = x @ W
+            if i == 1:
+                total = total + np.sum(np.tanh(z))
+        return total
+    df = gradlab.grad(loss)
+    W, x = np.ones((3, 2)) * 0.1, np.ones((4, 3))
+    generic = gradlab.grad(loss)
+    generic._specializes = False
+    np.testing.assert_allclose(df(W, x), generic(W, x), rtol=1e-12)
