@@ -197,9 +197,12 @@ def _carry_line_map(old: str, new: str, old_map: dict[int, Any]) -> dict[int, An
     return out
 
 
-def diff(df: Any, edited: Any) -> str:
-    """What an edit changed, as a unified diff of the generated and the edited code."""
+def diff(df: Any, edited: Any, generated: str | None = None) -> str:
+    """What an edit changed, as a unified diff of the generated and the edited code
+    (``generated``: the generated text the edit started from, when not ``df.source``: the
+    code specialised for a call's shapes)."""
     new = edited if isinstance(edited, str) else edited.source
-    return "".join(difflib.unified_diff(df.source.splitlines(True), new.splitlines(True),
+    old = df.source if generated is None else generated
+    return "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True),
                                         fromfile=f"{df.name} (generated)",
                                         tofile=f"{df.name} (edited)"))

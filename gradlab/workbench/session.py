@@ -127,11 +127,21 @@ class GradSession:
     # --- the code -------------------------------------------------------------------------
     @property
     def source(self) -> str:
-        return self.active.source  # type: ignore[no-any-return]
+        """The code shown: the edited version's, else :attr:`generated_source`."""
+        if self.edited:
+            return self.active.source  # type: ignore[no-any-return]
+        return self.generated_source
 
     @property
     def generated_source(self) -> str:
-        return self.df.source  # type: ignore[no-any-return]
+        """The generated code; once the session has arguments, the code specialised for
+        their shapes (``dW = x.T @ dz``; its first line says so), which their run runs."""
+        if self.args is None or not getattr(self.df, "_specializes", False):
+            return self.df.source  # type: ignore[no-any-return]
+        try:
+            return self.df.source_for(*self.args)  # type: ignore[no-any-return]
+        except Exception:      # arguments the code cannot take: the run will say why
+            return self.df.source  # type: ignore[no-any-return]
 
     @property
     def edited(self) -> bool:
@@ -142,7 +152,7 @@ class GradSession:
         """Whether the results shown come from another version than the active one (another
         code: compiling the same text again makes no difference)."""
         return bool(self.results) and self.results_of is not self.active and (
-            getattr(self.results_of, "source", None) != self.source)
+            getattr(self.results_of, "source", None) != self.active.source)
 
     def changed_lines(self) -> int:
         """How many lines of the generated code the active version changes (added, removed
@@ -150,7 +160,7 @@ class GradSession:
         import difflib
         if not self.edited:
             return 0
-        matcher = difflib.SequenceMatcher(a=self.df.source.splitlines(),
+        matcher = difflib.SequenceMatcher(a=self.generated_source.splitlines(),
                                           b=self.source.splitlines(), autojunk=False)
         return sum(max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in matcher.get_opcodes()
                    if tag != "equal")
@@ -193,7 +203,7 @@ class GradSession:
             self.error = self.error_message = f"{type(e).__name__}: {e}"
             self._changed()
             return False
-        self.diff_text = diff(self.df, new)
+        self.diff_text = diff(self.df, new, generated=self.generated_source)
         self._activate(new)
         return True
 

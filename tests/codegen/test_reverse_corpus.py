@@ -68,8 +68,9 @@ def test_gradient_matches_finite_differences(case: Case, framework: str, form: s
         # Called with this framework's arrays, the function itself computes something else
         # than its NumPy reading (torch's x.std() is unbiased): the semantic guard refuses the
         # gradient, naming the line; switched off, gradlab differentiates the NumPy reading.
-        with pytest.raises(gradlab.ForwardMismatchError):
-            df(*converted)
+        if form == "specialised":   # (the guard checks each kind of arguments once)
+            with pytest.raises(gradlab.ForwardMismatchError):
+                df(*converted)
         df = gradlab.grad(case.fn, case.wrt, check=False)
         if form == "generic":
             generic_only(df)

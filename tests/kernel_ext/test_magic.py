@@ -75,7 +75,7 @@ def test_text_rendering_for_terminals(shell):
     text = panel.text(color="never")
     header, _, rest = text.partition("\n\n")
     assert header == "dloss(W, x) → ∂loss/∂W · generated"
-    assert rest.startswith("def dloss_dW(W, x, *, seed=1.0):")
+    assert rest.startswith("# specialised for W: 2-d, x: 2-d\ndef dloss_dW(W, x, *, seed=1.0):")
     assert "gradient dW shape (3, 2)" in text and "numpy · cpu" in text
     bundle = panel._repr_mimebundle_()
     assert "text/plain" in bundle

@@ -45,7 +45,8 @@ def test_widgets_show_header_code_and_result(panel):
     assert text_of(panel.header_view.value) == "dloss_dW(W, x) → ∂loss/∂W · generated"
     assert 'class="gradlab-code"' in panel.code.value
     assert "<style" not in panel.code.value and 'style="' in panel.code.value  # inline only
-    assert "dW = gl.matmul_grad_y(dxW, x, W)" in text_of(panel.code.value)
+    assert "# specialised for W: 2-d, x: 2-d" in text_of(panel.code.value)   # after a run:
+    assert "dW = x.T @ dxW" in text_of(panel.code.value)    # the code for its shapes
     assert "numpy · cpu" in panel.result.value and "median of" in panel.result.value
     assert panel.editor.value == panel.session.source
 
