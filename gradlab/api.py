@@ -87,8 +87,12 @@ class GeneratedFunction:
         #: argument types whose call needs no seed, no tuple and no mode: NumPy and Python
         #: numbers, one ``wrt``, plain ``grad`` (its fast path saves half the wrapper's time)
         self._plain: dict[tuple[type, ...], tuple[Callable[..., Any], str, Any]] = {}
-        #: a gradient gets code specialised for its call's shapes (see gradlab.codegen.ranks)
-        self._specializes = bool(getattr(transform, "specializes", False))
+        #: a gradient gets code specialised for its call's shapes (see gradlab.codegen.ranks),
+        #: where its generic code has helpers that decide by shapes at run time (elsewhere a
+        #: call pays nothing for it)
+        self._specializes = bool(getattr(transform, "specializes", False)) and any(
+            helper in source.text for helper in _SHAPE_HELPERS)
+        self._signatures: dict[Any, Any] = {}
         self._seeds: dict[Any, Any] = {}
         #: argument types whose first call was checked by the semantic guard (see guard.py);
         #: shared by the functions made from one transform: gradlab's reading of the code is
@@ -151,11 +155,25 @@ class GeneratedFunction:
         return self.variant_source(*args)
 
     def _signature(self, args: tuple[Any, ...], framework: str) -> Any:
-        """The signature these arguments' code is specialised for (None: the generic code)."""
+        """The signature these arguments' code is specialised for (None: the generic code);
+        kept by the arguments' types, shapes and dtypes (torch's calls, which pick their
+        namespace by device, come here every time)."""
         if not self._specializes or framework not in _SPECIALISED:
             return None
-        return signature_of(self.params, args, strict_dtypes=framework in _STRICT_DTYPES,
-                            transpose_method=framework != "tensorflow")
+        key = (tuple(map(type, args)), shape_key(args),
+               tuple([getattr(a, "dtype", None) for a in args]))
+        try:
+            return self._signatures[key]
+        except KeyError:
+            pass
+        except TypeError:        # a dtype that cannot be a key
+            key = None
+        signature = signature_of(self.params, args,
+                                 strict_dtypes=framework in _STRICT_DTYPES,
+                                 transpose_method=framework != "tensorflow")
+        if key is not None and len(self._signatures) < 256:
+            self._signatures[key] = signature
+        return signature
 
     def variant_for(self, args: tuple[Any, ...]) -> Variant:
         """The transform's variant these inputs run, its free values bound to this function's
@@ -679,6 +697,8 @@ class HVPFunction(JVPFunction):
 #: arguments of one dtype get it.
 _SPECIALISED = frozenset(("numpy", "torch", "jax", "tensorflow"))
 _STRICT_DTYPES = frozenset(("torch", "tensorflow"))
+#: The helpers of generic code that the code specialised for a call's shapes writes out.
+_SHAPE_HELPERS = ("gl.matmul_grad_", "gl.unbroadcast(", "gl.broadcast_like(")
 
 
 def _defaults(fn: Any) -> dict[str, Any]:
