@@ -111,13 +111,17 @@ _MARK = "_textbook_spread"
 
 def mark_spreads(steps: list[Any], textbook: Textbook, reduced: Shape) -> None:
     """Mark each ``gl.broadcast_like(g, x)`` to an ``x`` of known rank: ``g`` is a number or
-    0-d (``reduced`` is ``()``: a full reduction) or shaped like ``reduced`` with its axes."""
+    0-d (``reduced`` is ``()`` and no axis is put back: a full reduction) or shaped like
+    ``reduced`` with its axes put back (``gl.expand_dims(dy, axis)``)."""
     for step in steps:
         for node in trees.walk(getattr(step, "expr", None) or gast.Pass()):
             if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and (
                     node.func.attr == "broadcast_like") and len(node.args) == 2 and isinstance(
                     node.args[1], gast.Name) and textbook.shapes.get(node.args[1].id):
-                setattr(node, _MARK, "fill" if reduced == () else "spread")
+                spreads_axes = any(
+                    isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
+                    and n.func.attr == "expand_dims" for n in trees.walk(node.args[0]))
+                setattr(node, _MARK, "fill" if reduced == () and not spreads_axes else "spread")
 
 
 def fill_spreads(fn: gast.FunctionDef, textbook: Textbook) -> None:
