@@ -24,6 +24,10 @@ CHOICE = "__textbook__"
 
 #: Calls of the tensor layer whose result is a number, not an array.
 _COUNTS = {"size", "ndim"}
+#: Calls of the tensor layer whose result is shaped like one of their arguments (its
+#: position): an array where that argument is one.
+_SHAPED_BY = {"broadcast_like": 1, "unbroadcast": 1, "full_like": 0, "zeros_like": 0,
+              "ones_like": 0, "broadcast_to": 1}
 
 
 class Textbook:
@@ -201,9 +205,22 @@ def _numbers(fn: gast.FunctionDef, arrays: set[str]) -> set[str]:
         s.targets if isinstance(s, gast.Assign) else [s.target])
         for n in trees.walk(t) if isinstance(n, gast.Name)}
     numbers = {n.id for n in trees.walk(fn) if isinstance(n, gast.Name)} - assigned - arrays
+    # a stack (``h_stack.append(h)``, later ``h = h_stack.pop()``) holds a number if anything
+    # pushed on it may be one; a list nothing pushes on is not a stack of values
+    pushes: dict[str, list[gast.expr]] = {}
+    for n in trees.walk(fn):
+        if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and (
+                n.func.attr == "append") and isinstance(n.func.value, gast.Name) and (
+                len(n.args) == 1):
+            pushes.setdefault(n.func.value.id, []).append(n.args[0])
+    numbers -= set(pushes)
     changed = True
     while changed:
         changed = False
+        for stack, pushed in pushes.items():
+            if stack not in numbers and any(_number_like(v, numbers) for v in pushed):
+                numbers.add(stack)
+                changed = True
         for s in assigns:
             targets = s.targets if isinstance(s, gast.Assign) else [s.target]
             value_number = _number_like(s.value, numbers)
@@ -218,20 +235,31 @@ def _numbers(fn: gast.FunctionDef, arrays: set[str]) -> set[str]:
 
 def _number_like(e: gast.expr, numbers: set[str]) -> bool:
     if isinstance(e, gast.Constant):
-        return True
+        return isinstance(e.value, (int, float, complex))     # None: no value yet
+    if isinstance(e, gast.Call) and isinstance(e.func, gast.Attribute) and (
+            e.func.attr == "pop") and not e.args and isinstance(e.func.value, gast.Name):
+        return e.func.value.id in numbers   # a stack: what was pushed on it (see _numbers)
     if isinstance(e, gast.Name):
         return e.id in numbers
     if isinstance(e, gast.BinOp):
         return _number_like(e.left, numbers) and _number_like(e.right, numbers)
     if isinstance(e, gast.UnaryOp):
         return _number_like(e.operand, numbers)
+    if isinstance(e, (gast.List, gast.Tuple)):
+        return any(_number_like(v, numbers) for v in e.elts)
     if isinstance(e, gast.IfExp):
         return _number_like(e.body, numbers) or _number_like(e.orelse, numbers)
     if is_choice(e):
         return any(_number_like(a, numbers) for a in e.args[:2])
     if isinstance(e, gast.Call) and isinstance(e.func, gast.Attribute) and isinstance(
             e.func.value, gast.Name) and e.func.value.id == "gl":
-        return e.func.attr in _COUNTS
+        if e.func.attr in _COUNTS:
+            return True
+        shaped_by = _SHAPED_BY.get(e.func.attr)
+        if shaped_by is not None:
+            return len(e.args) > shaped_by and _number_like(e.args[shaped_by], numbers)
+        # the maths of a number is a number (NumPy's scalar, which ``@`` refuses too)
+        return any(_number_like(a, numbers) for a in e.args)
     if isinstance(e, gast.Attribute) and e.attr == "T":
         return False
     return True          # a helper's call, an item, a tuple: it may be anything

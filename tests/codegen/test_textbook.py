@@ -113,18 +113,42 @@ def test_broadcast_operands_are_summed_back_with_their_axes() -> None:
         np.testing.assert_allclose(g, e, rtol=1e-12)
 
 
-def test_an_adjoint_that_may_still_be_zero_keeps_the_generic_helper() -> None:
-    """In a loop, a value overwritten each step has the gradient 0.0 (a number) until a
-    later step adds to it: ``0.0 @ W.T`` would fail, the helper takes it."""
+def _settled(body: str) -> str:
+    import ast
+
+    import gast
+
+    from gradlab.codegen.textbook import settle_choices
+    tree = gast.parse("def f(W, x, c, *, seed=1.0):\n" + body)
+    settle_choices(tree.body[0], {"W", "x"})
+    return ast.unparse(gast.gast_to_ast(tree))
+
+
+def test_an_adjoint_that_may_still_be_the_number_zero_keeps_the_generic_helper() -> None:
+    """A gradient that had no contribution yet on some path is the number 0.0, which
+    ``0.0 @ W.T`` refuses and the helper takes: the choice falls on the helper."""
+    choice = "    dW = __textbook__(x.T @ dz, gl.matmul_grad_y(dz, x, W), dz)\n    return dW\n"
+    maybe_zero = _settled("    dz = 0.0\n    if c:\n        dz = x @ W\n" + choice)
+    assert "gl.matmul_grad_y(dz, x, W)" in maybe_zero and "x.T @ dz" not in maybe_zero
+    through_a_stack = _settled("    s = []\n    s.append(0.0)\n    dz = s.pop()\n" + choice)
+    assert "gl.matmul_grad_y" in through_a_stack
+    from_the_seed = _settled("    dz = seed * 2\n" + choice)     # seed=1.0 by default
+    assert "gl.matmul_grad_y" in from_the_seed
+    an_array = _settled("    dz = gl.tanh(x @ W) * seed\n" + choice)
+    assert "dW = x.T @ dz" in an_array and "matmul_grad" not in an_array
+
+
+def test_gradients_agree_in_a_loop_with_a_branch() -> None:
     def loss(W, x):
         total = 0.0
         for i in range(3):
-            z = x @ W
-            if i == 1:
+            if i > 0:
+                z = x @ W * i
                 total = total + np.sum(np.tanh(z))
         return total
     df = gradlab.grad(loss)
     W, x = np.ones((3, 2)) * 0.1, np.ones((4, 3))
+    assert "x.T @ dxW" in df.source_for(W, x)
     generic = gradlab.grad(loss)
     generic._specializes = False
     np.testing.assert_allclose(df(W, x), generic(W, x), rtol=1e-12)
