@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import os
 import sys
 import types
 import warnings
@@ -91,7 +92,7 @@ class GeneratedFunction:
         #: where its generic code has helpers that decide by shapes at run time (elsewhere a
         #: call pays nothing for it)
         self._specializes = bool(getattr(transform, "specializes", False)) and any(
-            helper in source.text for helper in _SHAPE_HELPERS)
+            helper in source.text for helper in _SHAPE_HELPERS) and _SPECIALISING
         self._signatures: dict[Any, Any] = {}
         self._seeds: dict[Any, Any] = {}
         #: argument types whose first call was checked by the semantic guard (see guard.py);
@@ -160,7 +161,7 @@ class GeneratedFunction:
         namespace by device, come here every time)."""
         if not self._specializes or framework not in _SPECIALISED:
             return None
-        key = (tuple(map(type, args)), shape_key(args),
+        key: Any = (tuple(map(type, args)), shape_key(args),
                tuple([getattr(a, "dtype", None) for a in args]))
         try:
             return self._signatures[key]
@@ -290,7 +291,7 @@ class GradientFunction(GeneratedFunction):
             if type(grads) is type(x) and getattr(grads, "dtype", None) is getattr(
                     x, "dtype", None):
                 return grads
-            return conform_gradients(grads, args, self, plain[1])
+            return conform_gradients(grads, args, self, plain[1])  # type: ignore[index]
         hit = self._by_types.get(types)
         if hit is None:
             impl, fw = self._select(args)
@@ -653,9 +654,10 @@ class HVPFunction(JVPFunction):
     gradient: GradientFunction | None = None
 
     def implementation(self, framework: str, device: Any = None,
-                       scalars: frozenset[str] = frozenset()) -> Callable[..., Any]:
+                       scalars: frozenset[str] = frozenset(), signature: Any = None
+                       ) -> Callable[..., Any]:
         """Forward mode over the gradient that ``grad`` runs for this framework's inputs,
-        bound to that framework's namespace."""
+        bound to that framework's namespace (``signature``: unused, as for any jvp)."""
         if self.gradient is None:
             return super().implementation(framework, device, scalars)
         key = (framework, device, scalars)
@@ -697,6 +699,9 @@ class HVPFunction(JVPFunction):
 #: arguments of one dtype get it.
 _SPECIALISED = frozenset(("numpy", "torch", "jax", "tensorflow"))
 _STRICT_DTYPES = frozenset(("torch", "tensorflow"))
+#: ``GRADLAB_SPECIALISE=0`` runs every gradient's generic code (to check it from outside, as
+#: the corpus tests check both forms).
+_SPECIALISING = os.environ.get("GRADLAB_SPECIALISE", "1") != "0"
 #: The helpers of generic code that the code specialised for a call's shapes writes out.
 _SHAPE_HELPERS = ("gl.matmul_grad_", "gl.unbroadcast(", "gl.broadcast_like(")
 

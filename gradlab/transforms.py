@@ -82,7 +82,7 @@ class Transform:
             program = Program(unit, optimized=self.optimized, dialect=dialect)
             gradient = program.gradient(list(self.wrt), scalars, signature)
             source = program.source()
-            if generic is not None:
+            if generic is not None and signature is not None:
                 if source.text == generic.source.text:
                     self.variants[(scalars, dialect, signature)] = generic
                     return generic

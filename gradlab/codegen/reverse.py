@@ -319,8 +319,9 @@ class Reverse(StatementRules[list[PlanItem]]):
         rule = rule_for(ADJOINTS, s.op, "gradlab has no derivative rule for {}")
         if rule is None:
             return []
-        steps = list(apply_rule(rule, s, self.emitter, self.adj, self.names.fresh,
-                                self.act.active, self._shape_of).steps)
+        steps: list[PlanItem] = list(apply_rule(rule, s, self.emitter, self.adj,
+                                                self.names.fresh, self.act.active,
+                                                self._shape_of).steps)
         if self.textbook is not None:
             steps = textbook_steps(self.textbook, s, steps, self.emitter.atom, self.adj)
         return self._sizes_of_user_values(steps)
