@@ -52,7 +52,7 @@ GRAD_CELL = ('%%grad --run "W, x"\n'
              "    h = np.tanh(x @ W)\n"
              "    return np.mean(h ** 2)")
 PROBE_CELL = "print('probe', dloss(W, x)[0, 0])"
-ANCHOR_LINE = "dW = gl.matmul_grad_y(dxW, x, W)"
+ANCHOR_LINE = "dW = x.T @ dxW"           # after the run: the code for its shapes
 SURGERY_LINE = "dW = dW * 0.5"
 EXERCISE_CELL = ('%%grad --exercise --run "W, x"\n'
                  "def layer(W, x):\n"
