@@ -132,6 +132,11 @@ class GeneratedFunction:
         impl = self._impls.get(key)
         if impl is None:
             variant = self._variant(scalars, dialect_of(framework), signature)
+            if signature is not None and variant is self._variant(scalars,
+                                                                  dialect_of(framework)):
+                impl = self.implementation(framework, device, scalars)   # nothing to gain
+                self._impls[key] = impl
+                return impl
             free = bind_free(variant.free, self.fn)
             free["gl"] = backend(framework, device)
             impl = variant.factory(**free)[variant.name]
@@ -161,8 +166,7 @@ class GeneratedFunction:
         namespace by device, come here every time)."""
         if not self._specializes or framework not in _SPECIALISED:
             return None
-        key: Any = (tuple(map(type, args)), shape_key(args),
-               tuple([getattr(a, "dtype", None) for a in args]))
+        key = _signature_key(args)
         try:
             return self._signatures[key]
         except KeyError:
@@ -236,6 +240,11 @@ class GeneratedFunction:
         signature = self._signature(args, fw)
         if signature is not None:
             impl = self.implementation(fw, device, scalars, signature)
+            if impl is generic:      # these shapes gain nothing: later calls skip the lookup
+                try:
+                    self._signatures[_signature_key(args)] = None
+                except TypeError:    # a dtype that cannot be a key
+                    pass
             table = hit[2] if hit is not None else ({} if impl is not generic else None)
             if table is not None and len(table) < 64:
                 table[shape_key(args)] = impl
@@ -704,6 +713,12 @@ _STRICT_DTYPES = frozenset(("torch", "tensorflow"))
 _SPECIALISING = os.environ.get("GRADLAB_SPECIALISE", "1") != "0"
 #: The helpers of generic code that the code specialised for a call's shapes writes out.
 _SHAPE_HELPERS = ("gl.matmul_grad_", "gl.unbroadcast(", "gl.broadcast_like(")
+
+
+def _signature_key(args: tuple[Any, ...]) -> Any:
+    """What a call's signature depends on: its arguments' types, shapes and dtypes."""
+    return (tuple(map(type, args)), shape_key(args),
+            tuple([getattr(a, "dtype", None) for a in args]))
 
 
 def _defaults(fn: Any) -> dict[str, Any]:
