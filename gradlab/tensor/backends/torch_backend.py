@@ -567,8 +567,17 @@ def ndim(x: Any) -> int:
     return x.dim() if isinstance(x, torch.Tensor) else 0
 
 
+#: What ``x.to(...)`` may be given besides a dtype: a device moves the tensor, a tensor gives
+#: its dtype and device. Neither changes a value, so the gradient flows through unchanged.
+_DEVICE_NAMES = ("cpu", "cuda", "mps", "xpu", "meta")
+
+
 def astype(x: Any, dtype: Any) -> Any:
-    return _as_tensor(x, None).to(native_dtype(dtype))
+    x = _as_tensor(x, None)
+    if isinstance(dtype, (torch.device, torch.Tensor)) or (
+            isinstance(dtype, str) and dtype.split(":")[0] in _DEVICE_NAMES):
+        return x.to(dtype)
+    return x.to(native_dtype(dtype))
 
 
 def to_numpy(x: Any) -> Any:
