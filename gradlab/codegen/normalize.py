@@ -570,7 +570,8 @@ class Normalizer:
         if prim == "array":
             prim, bound = _conversion(bound, self.lists)
             if prim == "copy" and res.conversion == "same":
-                return Op(OpKind.COPY, args=[self.atom(bound["x"])]), "array"
+                return Op(OpKind.COPY, args=[self.atom(bound["x"])], style="conversion"), \
+                    "array"
             if prim == "copy" and res.conversion == "detached":
                 prim = "stop_gradient"
         word = _prim_word(prim) if prim != "copy" else "array"
@@ -591,7 +592,8 @@ class Normalizer:
         expanded = None if custom else expand(prim, self._bind_temp, args, kwargs)
         if expanded is not None:
             return expanded, hint
-        return Op(OpKind.PRIM, prim, args, kwargs, source=res.label), hint
+        style = "conversion" if res.prim == "array" else "call"
+        return Op(OpKind.PRIM, prim, args, kwargs, style=style, source=res.label), hint
 
     def _operands(self, prim: str, bound: dict[str, Any], res: Resolution, node: gast.Call,
                   custom: bool) -> tuple[list[ir.Atom], dict[str, ir.Atom]]:

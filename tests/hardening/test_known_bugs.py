@@ -1439,3 +1439,21 @@ def test_tensorflow_axis_defaults(framework: str) -> None:
     expected = tape.gradient(y, w)
     assert float(tangent) == pytest.approx(float(tf.reduce_sum(expected)))
     np.testing.assert_allclose(gradlab.grad(tf_cumsum_and_argmax)(w).numpy(), expected.numpy())
+
+
+# --- conversion-of-a-list-on-backends --------------------------------------------------------------
+def array_of_a_list(x, b):
+    counts = np.array(b.argmin(0).tolist())
+    return np.sum(x ** 2) + np.mean(np.arange(0.0, 1.5, 0.5) - counts)
+
+
+@pytest.mark.parametrize("framework", on(
+    "tensorflow", bug=(
+        "np.array(v.tolist()) of a value with no gradient was kept as the list itself: "
+        "`tensor - list` crashed on torch and JAX (fixed); TensorFlow's tensors have no "
+        "tolist (open, switch OFF_TABLE_CALLS_ON_OTHER_BACKENDS)")))
+def test_array_of_a_list_on_backends(framework: str) -> None:
+    require(framework)
+    b = np.array([[0.3, 0.1, 0.5], [0.2, 0.4, 0.1]])
+    g = gradlab.grad(array_of_a_list)(to_framework(V3, framework), to_framework(b, framework))
+    np.testing.assert_allclose(to_numpy(g), 2 * V3)
