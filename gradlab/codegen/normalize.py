@@ -543,6 +543,10 @@ class Normalizer:
 
     def _call(self, node: gast.Call) -> tuple[Op, str]:
         res = self.resolver.call(node)
+        if res.kind != "prim":
+            indexed = self._size_of_dim(node)
+            if indexed is not None:
+                return self.op(indexed)
         if res.kind == "prim":
             return self._prim(res, node)
         if res.kind == "user":
@@ -564,6 +568,20 @@ class Normalizer:
             raise self.parsed.error(f"name {root!r} is not defined", node, "unknown name")
         return (Op(OpKind.STATIC, node=node, source=res.label, callee=res.callee, unknown=True),
                 res.label.split(".")[-1])
+
+    def _size_of_dim(self, node: gast.Call) -> gast.expr | None:
+        """torch's ``x.size(d)``: the shape's entry ``d``, as ``x.size()[d]`` (where
+        ``x.size()`` means the shape; NumPy's ``x.size`` is not called)."""
+        func = node.func
+        if not (isinstance(func, gast.Attribute) and func.attr == "size" and len(node.args) == 1
+                and not node.keywords):
+            return None
+        whole = gast.Call(func=func, args=[], keywords=[])
+        res = self.resolver.call(whole)
+        if res.kind != "prim" or res.prim != "shape":
+            return None
+        return gast.copy_location(gast.Subscript(value=gast.copy_location(whole, node),
+                                                 slice=node.args[0], ctx=gast.Load()), node)
 
     def _prim(self, res: Resolution, node: gast.Call) -> tuple[Op, str]:
         prim, bound = res.prim, res.args

@@ -1457,3 +1457,36 @@ def test_array_of_a_list_on_backends(framework: str) -> None:
     b = np.array([[0.3, 0.1, 0.5], [0.2, 0.4, 0.1]])
     g = gradlab.grad(array_of_a_list)(to_framework(V3, framework), to_framework(b, framework))
     np.testing.assert_allclose(to_numpy(g), 2 * V3)
+
+
+# --- mean-of-ints-on-backends ----------------------------------------------------------------------
+def mean_of_argmax(x):
+    counts = x.argmax(0)
+    return np.sum(x) + counts.mean() + np.var(counts)
+
+
+@pytest.mark.parametrize("framework", on(
+    bug=(
+        "the mean of an int array (NumPy: a float): TensorFlow gave the int mean, rounded down "
+        "(a wrong value, silently); torch crashed")))
+def test_mean_of_an_int_array(framework: str) -> None:
+    require(framework)
+    x = np.array([[0.1, 0.5, 0.2], [0.3, 0.1, 0.9]])
+    value, g = gradlab.value_and_grad(mean_of_argmax)(to_framework(x, framework))
+    assert float(to_numpy(value)) == pytest.approx(mean_of_argmax(x))
+    np.testing.assert_allclose(to_numpy(g), np.ones_like(x))
+
+
+# --- torch-size-of-a-dim ---------------------------------------------------------------------------
+def divided_by_size_of_dim(b):
+    return torch.sum(b / b.size(0)) + b.size()[0]
+
+
+@pytest.mark.parametrize("framework", only(
+    "torch", fixed=True, bug=(
+        "torch's x.size(0) was read as NumPy's x.size, then called: TypeError in the generated "
+        "code")))
+def test_torch_size_of_a_dim(framework: str) -> None:
+    require(framework)
+    g = gradlab.grad(divided_by_size_of_dim)(torch.tensor([1.0, 2.0, 4.0], dtype=torch.float64))
+    np.testing.assert_allclose(to_numpy(g), np.full(3, 1 / 3))

@@ -142,7 +142,16 @@ def sum(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
     return torch.sum(x, _dims(axis), keepdim=True) if keepdims else torch.sum(x, _dims(axis))
 
 
+def _as_float(x: Any) -> Any:
+    """Integers and booleans as NumPy averages them: in float64 (torch refuses a mean of
+    ints)."""
+    if isinstance(x, torch.Tensor) and not (x.is_floating_point() or x.is_complex()):
+        return x.to(torch.float64)
+    return x
+
+
 def mean(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
+    x = _as_float(x)
     if axis is None:
         return torch.mean(x, None, keepdim=True) if keepdims else torch.mean(x)
     if axis == ():
@@ -199,11 +208,11 @@ def logsumexp(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
 
 
 def var(x: Any, axis: Any = None, *, keepdims: bool = False, ddof: int = 0) -> Any:
-    return torch.var(x, dim=_dims(axis), correction=ddof, keepdim=keepdims)
+    return torch.var(_as_float(x), dim=_dims(axis), correction=ddof, keepdim=keepdims)
 
 
 def std(x: Any, axis: Any = None, *, keepdims: bool = False, ddof: int = 0) -> Any:
-    return torch.std(x, dim=_dims(axis), correction=ddof, keepdim=keepdims)
+    return torch.std(_as_float(x), dim=_dims(axis), correction=ddof, keepdim=keepdims)
 
 
 def argmax(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
