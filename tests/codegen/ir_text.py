@@ -46,6 +46,8 @@ def lines(stmts: list[ir.Stmt], indent: str = "") -> list[str]:
             if s.orelse:
                 out.append(f"{indent}else:")
                 out += lines(s.orelse, indent + "    ")
+        elif isinstance(s, ir.Effect) and s.node is not None:
+            out.append(f"{indent}{s.kind.value}: {atom(s.node)}")
         elif isinstance(s, ir.Effect):
             out.append(f"{indent}{s.kind.value} {s.target} {atom(s.value)}".rstrip())
         else:
