@@ -16,11 +16,6 @@ NOTHING_OF_THEIR_OWN = {
                                         "modules (which registers their templates)",
 }
 
-#: Modules whose own test module is still to be written (issue 14, item 4): where their
-#: behaviour is exercised today instead.
-NOT_YET_MIRRORED: dict[str, str] = {
-}
-
 
 def mirrored_test(module: Path) -> Path:
     relative = module.relative_to(ROOT / "gradlab")
@@ -33,22 +28,21 @@ def package_modules() -> list[Path]:
 
 
 def test_every_module_has_its_mirrored_test_module() -> None:
-    excused = NOTHING_OF_THEIR_OWN.keys() | NOT_YET_MIRRORED.keys()
     missing = [str(m.relative_to(ROOT)) for m in package_modules()
-               if str(m.relative_to(ROOT)) not in excused and not mirrored_test(m).exists()]
+               if str(m.relative_to(ROOT)) not in NOTHING_OF_THEIR_OWN
+               and not mirrored_test(m).exists()]
     assert not missing, ("modules without tests/<sub>/test_<module>.py (write one, or list the "
                          f"module above with the reason): {missing}")
 
 
 def test_the_exemptions_are_current() -> None:
     """An exemption for a module that is gone, or that has its test module now, is dropped."""
-    for listed in (NOTHING_OF_THEIR_OWN, NOT_YET_MIRRORED):
-        for module, reason in listed.items():
-            path = ROOT / module
-            assert path.exists(), f"{module} is listed but no longer exists"
-            assert not mirrored_test(path).exists(), (
-                f"{module} has {mirrored_test(path).relative_to(ROOT)} now: drop its exemption")
-            assert reason.strip(), f"{module} is listed without a reason"
+    for module, reason in NOTHING_OF_THEIR_OWN.items():
+        path = ROOT / module
+        assert path.exists(), f"{module} is listed but no longer exists"
+        assert not mirrored_test(path).exists(), (
+            f"{module} has {mirrored_test(path).relative_to(ROOT)} now: drop its exemption")
+        assert reason.strip(), f"{module} is listed without a reason"
 
 
 def test_a_module_maps_to_its_test_module() -> None:
