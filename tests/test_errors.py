@@ -31,13 +31,16 @@ def test_a_syntax_error_without_a_line_names_the_file_only() -> None:
     assert error.lineno is None and error.line == ""
 
 
-def uses_a_generator(x):
-    return sum(v for v in x)
+def uses_try(x):
+    try:
+        return np.sum(x)
+    except ValueError:
+        return 0.0
 
 
 def test_a_refused_construct_points_into_this_file() -> None:
     with pytest.raises(GradlabSyntaxError) as info:
-        gradlab.grad(uses_a_generator)(np.ones(2))
+        gradlab.grad(uses_try)(np.ones(2))
     assert info.value.filename == __file__
-    assert info.value.line == "return sum(v for v in x)"
-    assert info.value.lineno == uses_a_generator.__code__.co_firstlineno + 1
+    assert info.value.line == "try:"
+    assert info.value.lineno == uses_try.__code__.co_firstlineno + 1
