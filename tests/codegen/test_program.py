@@ -53,7 +53,7 @@ def test_every_stage_is_marked_on_a_line_of_this_module_that_runs_it() -> None:
     """The README's stages (``STAGES``) can each be found where they run: a line of code
     ending in ``# <stage>``."""
     text = inspect.getsource(program_module)
-    marks = re.findall(r"^\s*[^#\s].*\s# (\w+)(?: \(.*\))?$", text, flags=re.M)
+    marks = re.findall(r"^\s*[^#\s].*\s# (\w+)(?:[:( ].*)?$", text, flags=re.M)
     assert set(STAGES) <= set(marks)
     assert len(STAGES) == len(set(STAGES))
 
