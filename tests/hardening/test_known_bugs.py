@@ -1490,3 +1490,25 @@ def test_torch_size_of_a_dim(framework: str) -> None:
     require(framework)
     g = gradlab.grad(divided_by_size_of_dim)(torch.tensor([1.0, 2.0, 4.0], dtype=torch.float64))
     np.testing.assert_allclose(to_numpy(g), np.full(3, 1 / 3))
+
+
+# --- loop-carried-broadcast (found while writing tests/codegen/test_shapes.py) -----------------------
+def grows_in_a_loop(x, v):
+    h = x
+    for i in range(2):
+        h = h * v           # h broadcasts from x's shape (1,) to v's (2,) in the first iteration
+    return np.sum(h)
+
+
+@pytest.mark.parametrize("framework", on("all", bug=(
+    "a loop-carried value that broadcasts to a larger shape inside the loop: the adjoint "
+    "`dh = dh * v` is not unbroadcast to the popped h, and `dx = dh` returns a gradient of v's "
+    "shape (2,) for x of shape (1,): [0.25, 4.0] instead of [4.25] (silently wrong; jvp is "
+    "right)")))
+def test_loop_carried_value_that_broadcasts(framework: str) -> None:
+    require(framework)
+    x, v = np.ones(1), np.array([0.5, 2.0])
+    g = gradlab.grad(grows_in_a_loop)(to_framework(x, framework), to_framework(v, framework))
+    expected = central(lambda a: grows_in_a_loop(a, v), x)
+    assert tuple(to_numpy(g).shape) == (1,)
+    np.testing.assert_allclose(to_numpy(g), expected, rtol=1e-6)

@@ -21,15 +21,6 @@ def shell():
         ip.user_ns.pop(name, None)
 
 
-def test_load_twice_and_unload(shell):
-    shell.run_line_magic("load_ext", "gradlab")   # harmless
-    assert "grad" in shell.magics_manager.magics["cell"]
-    shell.run_line_magic("unload_ext", "gradlab")
-    assert "grad" not in shell.magics_manager.magics["cell"]
-    shell.run_line_magic("load_ext", "gradlab")
-    assert "grad" in shell.magics_manager.magics["cell"]
-
-
 def test_help_is_documented(shell):
     doc = shell.magics_manager.magics["cell"]["grad"].__doc__
     for option in ("--wrt", "--mode", "--backend", "--device", "--no-optimize", "--check",

@@ -229,19 +229,6 @@ def test_all_frameworks_make_one_table(panel):
     assert [row.split()[0] for row in table[1:]] == [r.framework for r in results]
 
 
-def test_mismatch_rows_are_red():
-    from gradlab.kernel_ext.views import check_html
-    from gradlab.workbench.checking import CheckReport, CheckRow
-    report = CheckReport([CheckRow("finite differences", "W", 1e-12, 1e-11),
-                          CheckRow("torch.autograd", "W", 0.5, 0.5),
-                          CheckRow("jax.grad", "W", None, None, "not applicable: why")])
-    markup = check_html(report)
-    rows = re.findall(r"<tr class='([^']+)' style='color:([^']+)'>", markup)
-    assert rows == [("gradlab-check-row", "#1b5e20"), ("gradlab-mismatch", "#b00020"),
-                    ("gradlab-check-row", "#757575")]
-    assert "MISMATCH" in markup and "not applicable: why" in markup
-
-
 def test_tabs_other_than_the_code_are_built_when_first_opened(panel):
     """The panel on screen fast: the front end creates few models before it draws the code."""
     from ipywidgets.widgets.widget import _instances
