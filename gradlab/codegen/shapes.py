@@ -20,6 +20,7 @@ _SAME_SHAPE_UNARY = names_with(kinds.SAME_SHAPE)
 #: Elementwise on exactly ``x`` and ``y``: the result has their broadcast shape.
 BINARY = names_with(kinds.BINARY)
 _REDUCTIONS = names_with(kinds.REDUCTION)
+_CREATION = names_with(kinds.CREATION)
 
 
 def shape_classes(fn: ir.Function, scalar_params: set[str]) -> dict[str, Any]:
@@ -32,12 +33,24 @@ def shape_classes(fn: ir.Function, scalar_params: set[str]) -> dict[str, Any]:
     """
     classes: dict[str, Any] = {p: SCALAR if p in scalar_params else f"param:{p}"
                                for p in fn.params}
+    for loop in ir.walk(fn.body):
+        if isinstance(loop, ir.For):   # every loop counts: its target is an int (normalize)
+            classes.setdefault(loop.target, SCALAR)
     fresh = iter(range(1 << 30))
     stmts = [s for s in ir.walk(fn.body) if isinstance(s, Assign)]
-    counts: dict[str, int] = {}
+    # ``s = 0.0`` before ``s = s + x[i]``: the constant's shape may not be the sum's, but no
+    # gradient flows into a constant, so it only seeds the name's class: the other
+    # assignments decide it, and only they can make it mixed
+    constant = {(id(s), t) for s in stmts for t in _constant_targets(s)}
+    counts: dict[str, int] = {}      # assignments that decide a name's class
+    every: dict[str, int] = {}
     for s in stmts:
         for t in s.targets:
-            counts[t] = counts.get(t, 0) + 1
+            counts[t] = counts.get(t, 0) + ((id(s), t) not in constant)
+            every[t] = every.get(t, 0) + 1
+    skipped = {(i, t) for i, t in constant if counts[t]}
+    for t in counts:
+        counts[t] = counts[t] or every[t]
     opaque: dict[int, Any] = {id(s): f"v{next(fresh)}" for s in stmts}
     # Each pass follows every statement in order; a value read before the statement that makes
     # it (a loop's next iteration) gets its class a pass later. A chain of such reads is at
@@ -46,6 +59,11 @@ def shape_classes(fn: ir.Function, scalar_params: set[str]) -> dict[str, Any]:
         changed = False
         for s in stmts:
             for t, result in zip(s.targets, _target_classes(s, classes, opaque[id(s)])):
+                if (id(s), t) in skipped:    # a constant seeds the class, never mixes it
+                    if t not in classes:
+                        classes[t] = result
+                        changed = True
+                    continue
                 old = classes.get(t)
                 if t in fn.params and old is not None and old != result:
                     new = f"mixed:{t}"
@@ -60,6 +78,20 @@ def shape_classes(fn: ir.Function, scalar_params: set[str]) -> dict[str, Any]:
             return classes
     raise GradlabError(f"gradlab could not settle which values of {fn.name} share a shape: "
                        f"please report this function (shape classes did not converge)")
+
+
+def _constant_targets(s: Assign) -> list[str]:
+    """The targets ``s`` gives a value no gradient flows into: ``s = 0.0``, ``h = np.zeros(3)``,
+    ``x`` and ``v`` of ``x, v = 1.0, 0.0``."""
+    op = s.op
+    if op.kind is OpKind.COPY:
+        return list(s.targets) if isinstance(op.args[0], ir.Const) else []
+    if op.kind is OpKind.TUPLE and len(op.args) == len(s.targets):
+        return [t for t, a in zip(s.targets, op.args) if isinstance(a, ir.Const)]
+    if op.kind is OpKind.PRIM and op.prim in _CREATION and not any(
+            isinstance(a, str) for a in list(op.args) + list(op.kwargs.values())):
+        return list(s.targets)
+    return []
 
 
 def _target_classes(s: Assign, classes: dict[str, Any], opaque: Any) -> list[Any]:
