@@ -203,6 +203,50 @@ def jupyter_server(tmp_path: Path) -> Iterator[Server]:
         server.stop()
 
 
+# --- the 30-line function of the panel's timing target ---------------------------------------------
+#: ``W1, W2, X, Y`` for :func:`thirty_line_cell`
+THIRTY_LINE_SETUP = ("W1 = np.ones((4, 5)) * 0.1\nW2 = np.ones((5, 3)) * 0.2\n"
+                     "X = np.ones((6, 4))\nY = np.eye(3)[[0, 1, 2, 0, 1, 2]]")
+
+
+def thirty_line_cell(bound: str = "100.0", name: str = "dlong") -> str:
+    """A ``%%grad --run`` cell of a 30-line model (the target: its panel on screen within
+    300 ms of running the cell). ``bound`` is one of its constants: a new one makes new code,
+    which the transform cache has not seen."""
+    return f'%%grad --run "W1, W2, X, Y" --name {name}\n' + "\n".join([
+        "def long_loss(W1, W2, X, Y):",
+        "    h = np.tanh(X @ W1)",
+        "    h = h * 0.5 + 0.1",
+        "    z = h @ W2",
+        "    m = np.max(z, axis=1, keepdims=True)",
+        "    e = np.exp(z - m)",
+        "    p = e / np.sum(e, axis=1, keepdims=True)",
+        "    nll = -np.sum(Y * np.log(p + 1e-9), axis=1)",
+        "    total = np.mean(nll)",
+        "    reg = 0.0",
+        "    for W in (W1, W2):",
+        "        reg = reg + np.sum(W * W)",
+        "    total = total + 1e-3 * reg",
+        "    s = 0.0",
+        "    for i in range(3):",
+        "        if i % 2 == 0:",
+        "            s = s + np.mean(h[i] ** 2)",
+        "        else:",
+        "            s = s - 0.1 * np.mean(np.abs(z[i]))",
+        "    total = total + 0.01 * s",
+        "    k = 0",
+        "    while k < 2:",
+        "        total = total * 1.0001",
+        "        k = k + 1",
+        "    q = np.sqrt(np.sum(W2 ** 2) + 1.0)",
+        "    total = total + 1e-4 * q",
+        f"    lo = np.minimum(total, {bound})",
+        "    hi = np.maximum(lo, -100.0)",
+        "    out = hi + 0.0",
+        "    return out",
+    ])
+
+
 # --- the browser --------------------------------------------------------------------------------
 @contextlib.contextmanager
 def chromium(profile: Path, console: list[str]) -> Iterator[Any]:

@@ -50,41 +50,8 @@ EXERCISE_CELL = ('%%grad --exercise --run "W, x"\n'
                  "    return np.mean(h ** 2)")
 EXERCISE_PROBE = "print('answer given:', 'dlayer' in globals())"
 SOLUTION_LINE = "dxW = (1.0 - h * h) * dh"
-#: a 30-line model for the timing target (panel on screen <= 300 ms for a 30-line function)
-LONG_CELL = '%%grad --run "W1, W2, X, Y" --name dlong\n' + "\n".join([
-    "def long_loss(W1, W2, X, Y):",
-    "    h = np.tanh(X @ W1)",
-    "    h = h * 0.5 + 0.1",
-    "    z = h @ W2",
-    "    m = np.max(z, axis=1, keepdims=True)",
-    "    e = np.exp(z - m)",
-    "    p = e / np.sum(e, axis=1, keepdims=True)",
-    "    nll = -np.sum(Y * np.log(p + 1e-9), axis=1)",
-    "    total = np.mean(nll)",
-    "    reg = 0.0",
-    "    for W in (W1, W2):",
-    "        reg = reg + np.sum(W * W)",
-    "    total = total + 1e-3 * reg",
-    "    s = 0.0",
-    "    for i in range(3):",
-    "        if i % 2 == 0:",
-    "            s = s + np.mean(h[i] ** 2)",
-    "        else:",
-    "            s = s - 0.1 * np.mean(np.abs(z[i]))",
-    "    total = total + 0.01 * s",
-    "    k = 0",
-    "    while k < 2:",
-    "        total = total * 1.0001",
-    "        k = k + 1",
-    "    q = np.sqrt(np.sum(W2 ** 2) + 1.0)",
-    "    total = total + 1e-4 * q",
-    "    lo = np.minimum(total, 100.0)",
-    "    hi = np.maximum(lo, -100.0)",
-    "    out = hi + 0.0",
-    "    return out",
-])
-LONG_SETUP = ("W1 = np.ones((4, 5)) * 0.1\nW2 = np.ones((5, 3)) * 0.2\n"
-              "X = np.ones((6, 4))\nY = np.eye(3)[[0, 1, 2, 0, 1, 2]]")
+LONG_CELL = jh.thirty_line_cell()
+LONG_SETUP = jh.THIRTY_LINE_SETUP
 CELLS = ["%load_ext gradlab", SETUP_CELL, GRAD_CELL, PROBE_CELL, EXERCISE_CELL, EXERCISE_PROBE,
          LONG_SETUP, LONG_CELL]
 GRAD, PROBE, EXERCISE, EXERCISE_PROBE_INDEX, LONG = 2, 3, 4, 5, 7
