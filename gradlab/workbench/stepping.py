@@ -182,8 +182,9 @@ class Stepper:
                         f"<td style='{cell}'>{_html(r.value)}</td>"
                         f"<td style='{cell}'>{_html(r.adjoint, r.before, r.current)}{note}</td>"
                         f"</tr>")
+        # (its own line height: an ipywidgets HTML's 28 px would spread each wrapped row)
         table = (f"<table class='gradlab-step-table' style='border-collapse:collapse;"
-                 f"font-size:12px;margin-top:6px'><tr>"
+                 f"font-size:12px;margin-top:6px;line-height:1.35'><tr>"
                  f"<th style='text-align:left;{cell}'>variable</th>"
                  f"<th style='text-align:left;{cell}'>value</th>"
                  f"<th style='text-align:left;{cell}'>gradient so far</th></tr>"
