@@ -57,6 +57,42 @@ def test_step_through_widget_buttons():
     del w
 
 
+def long_chain(x):
+    a = np.sin(x)
+    b = np.cos(a)
+    c = np.tanh(b)
+    d = np.exp(c)
+    e = np.log(d + 1.0)
+    f = e * e
+    g = np.sqrt(f + 1.0)
+    h = np.sin(g)
+    i = np.cos(h)
+    j = i * x
+    return np.sum(j)
+
+
+def test_long_code_is_shown_around_the_current_line():
+    """An HTML view cannot scroll itself: the step-through shows long backward code around
+    the current line, numbered, saying how many lines are left out."""
+    import html
+    import re
+
+    from gradlab.workbench.stepping import AROUND
+    s = gradlab.step(gradlab.grad(long_chain), np.linspace(0.1, 0.5, 3))
+    assert len(s.report.source.split("\n")) > 2 * AROUND + 1
+    for index in (0, len(s) - 1):
+        s.go(index)
+        step = s.current
+        right = s.html().split("<b>backward pass</b>")[1].split("<table")[0]
+        assert re.search(rf">\s*{step.line}\s*</span>", right), right     # its number
+        code = re.sub(r"<[^>]+>", "", right.split("<pre")[1])
+        assert html.unescape(step.code.strip()) in html.unescape(code)
+        assert code.count("\n") <= 2 * AROUND + 2
+        assert re.search(r"… \d+ lines (above|below)", right)
+    short = gradlab.step(gradlab.grad(loss), W, X).html()
+    assert "lines above" not in short and "lines below" not in short
+
+
 def test_graph_draws_loops_once():
     g = gradlab.graph(gradlab.grad(rnn), W3, XS, H0, highlight="h")
     source = g.dot().source
