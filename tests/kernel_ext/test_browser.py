@@ -96,13 +96,17 @@ def page(lab: jh.Server, tmp_path: Path, console: list[str]) -> Iterator[Any]:
 
 
 _WATCH_BUSY_JS = """(index) => {
-    // Record the Run button's states in cell `index` while a run goes on.
+    // Record the Run button's states in cell `index`: 'loading' (a framework chosen, its
+    // devices listed), then, from the next reset, the runs ('disabled' counts them).
     const cell = document.querySelectorAll('.jp-Notebook .jp-Cell')[index];
     const button = cell.querySelector('.gradlab-run-button');
-    const seen = window.__gradlabBusy = {disabled: 0, running: false, busyText: false};
+    const seen = window.__gradlabBusy = {loading: false, disabled: 0, running: false,
+                                         busyText: false, reset: () => {
+        seen.disabled = 0; seen.running = false; seen.busyText = false; }};
     let was = button.disabled;
     const observer = new MutationObserver(() => {
-        if (button.disabled && !was) seen.disabled += 1;
+        if (button.textContent.includes('loading')) seen.loading = true;
+        else if (button.disabled && !was) seen.disabled += 1;
         was = button.disabled;
         if (button.textContent.includes('Running')) seen.running = true;
         if (cell.querySelector('.gradlab-busy')) seen.busyText = true;
@@ -409,8 +413,9 @@ def _stepper_and_graph(page: Any, panel: Any, tmp_path: Path, shots: list[str]) 
 
 
 def _every_framework(page: Any, panel: Any, tmp_path: Path, shots: list[str]) -> None:
-    """Run on each installed framework: the Run button is disabled and says so while it runs
-    (a double click runs once); then 'all' gives one table."""
+    """Run on each installed framework: choosing it disables Run, which says it is loading;
+    running, Run is disabled and says so (a double click runs once); then 'all' gives one
+    table."""
     select = panel.locator(".widget-dropdown", has_text="backend").locator("select")
     frameworks = [o for o in select.locator("option").all_inner_texts() if o != "all"]
     devices = panel.locator(".widget-dropdown", has_text="device").locator(
@@ -419,15 +424,20 @@ def _every_framework(page: Any, panel: Any, tmp_path: Path, shots: list[str]) ->
     assert devices == available_devices("numpy"), devices     # only those present
     result = panel.locator(".gradlab-result")
     for fw in frameworks:
-        select.select_option(fw)
         page.evaluate(_WATCH_BUSY_JS, GRAD)
+        if select.input_value() != fw:
+            select.select_option(fw)        # Run says 'loading <fw>…' while its devices load
+            page.wait_for_function("() => window.__gradlabBusy.loading",
+                                   timeout=jh.STEP_S * 1000)
+        expect(_button(panel, "Run")).to_be_enabled(timeout=jh.STEP_S * 1000)
+        page.evaluate("() => window.__gradlabBusy.reset()")
         _button(panel, "Run").dblclick()
         expect(result.locator(".gradlab-run")).to_contain_text(f"{fw} · ",
                                                                timeout=jh.STEP_S * 1000)
         expect(_button(panel, "Run")).to_be_enabled(timeout=jh.STEP_S * 1000)
         page.wait_for_timeout(300)      # a second run, if the double click made one
         seen = page.evaluate("() => { window.__gradlabBusyObserver.disconnect();"
-                             " return window.__gradlabBusy; }")
+                             " const {reset, ...seen} = window.__gradlabBusy; return seen; }")
         assert seen["running"] and seen["busyText"], (fw, seen)
         assert seen["disabled"] == 1, f"{fw}: the double click ran {seen['disabled']} times"
         print(f"{fw}: {result.locator('.gradlab-run').inner_text().splitlines()[-1]}")
