@@ -146,7 +146,7 @@ def in_process(repeats: int) -> dict[str, list[float]]:
     GradPanel.run = timed("run", GradPanel.run)                     # type: ignore[method-assign]
     parts: dict[str, list[float]] = {p: [] for p in (
         "the magic, in all", "  transform", "  run (first call + 20 timed)",
-        "  cell and the rest", "panel widgets", "static view (HTML + text)", "sum")}
+        "  cell and the rest", "panel widgets", "static view (highlight cached)", "sum")}
     for k in range(repeats + 1):
         line, body = thirty_line_cell(10_000 + k).split("\n", 1)
         spent.clear()
@@ -164,7 +164,7 @@ def in_process(repeats: int) -> dict[str, list[float]]:
                          ("  run (first call + 20 timed)", spent["run"]),
                          ("  cell and the rest", magic_ms - spent["transform"] - spent["run"]),
                          ("panel widgets", (t2 - t1) * 1e3),
-                         ("static view (HTML + text)", (t3 - t2) * 1e3),
+                         ("static view (highlight cached)", (t3 - t2) * 1e3),
                          ("sum", (t3 - t0) * 1e3)):
             parts[name].append(ms)
     return parts
