@@ -136,7 +136,8 @@ def recompile(source: str, like: Any) -> Any:
     assigned = {n.id for n in ast.walk(main) if isinstance(n, ast.Name)
                 and isinstance(n.ctx, ast.Store)}
     value_name = value if value in assigned else None
-    text = source if source.endswith("\n") else source + "\n"
+    # blank lines left at the end (an Enter after the return) are no change to the code
+    text = source.rstrip() + "\n"
     # jvp code returns (value, tangent) itself; gradient and hvp code hand the value back too
     returns_value = like.mode != "jvp"
     factory, filename = compile_source(text, like.fn.__globals__, like._free,

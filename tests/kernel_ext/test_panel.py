@@ -202,6 +202,23 @@ def test_devices_offered_are_those_present(panel):
         assert list(panel.device_select.options) == available_devices(fw)
 
 
+def test_run_is_off_while_a_chosen_framework_loads(panel, monkeypatch):
+    """Listing a framework's devices imports it (seconds for TensorFlow, JAX or 'all'): Run
+    says so and takes no click meanwhile, then comes back."""
+    panel.widget
+    seen = []
+
+    def devices(backend):
+        seen.append((panel.run_button.disabled, panel.run_button.description,
+                     panel.device_select.disabled))
+        return ["cpu"]
+    monkeypatch.setattr(panel, "device_options", devices)
+    panel.backend_select.value = "all"
+    assert seen == [(True, "loading all…", True)]
+    assert not panel.run_button.disabled and panel.run_button.description == "Run"
+    assert not panel.device_select.disabled
+
+
 def test_a_wrong_shaped_gradient_is_flagged_with_both_shapes(panel):
     panel.widget
     panel.check = True

@@ -62,3 +62,39 @@ def test_small_arrays_show_their_entries_and_what_the_step_changed():
     big = gradlab.step(gradlab.grad(loss), np.full((5, 4), 0.1), np.ones((6, 5)))
     assert "(6, 5) |·|=5.477" in big.table()                      # 30 entries: shape and norm
     assert "|·|=0.51 is an array of shape (3, 2) whose norm" in big.table()
+
+
+def long_chain(x):
+    a = np.sin(x)
+    b = np.cos(a)
+    c = np.tanh(b)
+    d = np.exp(c)
+    e = np.log(d + 1.0)
+    f = e * e
+    g = np.sqrt(f + 1.0)
+    h = np.sin(g)
+    i = np.cos(h)
+    j = i * x
+    return np.sum(j)
+
+
+def test_long_code_is_shown_around_the_current_line():
+    """An HTML view cannot scroll itself: the step-through shows long backward code around
+    the current line, numbered, saying how many lines are left out."""
+    import html
+    import re
+
+    from gradlab.workbench.stepping import AROUND
+    s = gradlab.step(gradlab.grad(long_chain), np.linspace(0.1, 0.5, 3))
+    assert len(s.report.source.split("\n")) > 2 * AROUND + 1
+    for index in (0, len(s) - 1):
+        s.go(index)
+        step = s.current
+        right = s.html().split("<b>backward pass</b>")[1].split("<table")[0]
+        assert re.search(rf">\s*{step.line}\s*</span>", right), right     # its number
+        code = re.sub(r"<[^>]+>", "", right.split("<pre")[1])
+        assert html.unescape(step.code.strip()) in html.unescape(code)
+        assert code.count("\n") <= 2 * AROUND + 2
+        assert re.search(r"… \d+ lines (above|below)", right)
+    short = gradlab.step(gradlab.grad(loss), W, X).html()
+    assert "lines above" not in short and "lines below" not in short
