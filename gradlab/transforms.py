@@ -44,9 +44,11 @@ class Transform:
     closes over: a variant is made from the function that asks for it, and each generated
     function binds its own values (:func:`gradlab.cache.bind_free`)."""
 
-    def __init__(self, fn: Any, wrt: tuple[str, ...], optimized: bool) -> None:
+    def __init__(self, fn: Any, wrt: tuple[str, ...], optimized: bool,
+                 checkpoint: Any = None) -> None:
         self.wrt = wrt
         self.optimized = optimized
+        self.checkpoint = checkpoint
         self.dialect = written_dialect(fn) or "numpy"
         self.follows_inputs = written_dialect(fn) is None
         self.dialect_sensitive = False
@@ -66,7 +68,8 @@ class Transform:
         if hit is None:
             unit = normalize_function(fn, dialect)
             self.outputs = several_outputs_of(unit)
-            program = Program(unit, optimized=self.optimized, dialect=dialect)
+            program = Program(unit, optimized=self.optimized, dialect=dialect,
+                              checkpoint=self.checkpoint)
             gradient = program.gradient(list(self.wrt), scalars)
             source = program.source()
             factory, filename = compile_source(

@@ -136,6 +136,7 @@ class Program:
     main: Unit
     optimized: bool = True
     dialect: str = "numpy"
+    checkpoint: Any = None     # grad(f, checkpoint=...): the main function's loops checkpointed
     defs: list[gast.FunctionDef] = field(default_factory=list)
     units: dict[Any, Unit] = field(default_factory=dict)
     done: dict[Any, str] = field(default_factory=dict)
@@ -276,7 +277,7 @@ class Program:
         unit = self.main
         fname = self.reserve("d" + unit.ir.name + "".join(f"_d{n}" for n in wrt))
         builder = Reverse(self, unit, self.derivative(unit, REVERSE, wrt, None, scalars), wrt,
-                          1.0, fname)
+                          1.0, fname, self.checkpoint)
         if builder.fn.result == unit.ir.name:
             # `return <expr>` keeps its value in a variable named after the function, whose
             # gradient would be d<function>: the very name a notebook gives the gradient
