@@ -112,16 +112,22 @@ class GeneratedFunction:
         p.text(self.source)
 
     def implementation(self, framework: str, device: Any = None,
-                       scalars: frozenset[str] = frozenset()) -> Callable[..., Any]:
+                       scalars: frozenset[str] = frozenset(), functional: bool = False
+                       ) -> Callable[..., Any]:
         """The compiled function bound to one backend's namespace (and, for plain Python
-        numbers, the variant specialized for the parameters that are numbers)."""
-        key = (framework, device, scalars)
+        numbers, the variant specialized for the parameters that are numbers). ``functional``:
+        the code whose gradient buffers are not updated in place (arrays that cannot change,
+        torch under autograd; see :mod:`gradlab.codegen.inplace`)."""
+        functional = functional or not get_backend(framework).updates_in_place
+        key = (framework, device, scalars, functional)
         impl = self._impls.get(key)
         if impl is None:
             variant = self._variant(scalars, dialect_of(framework))
             free = bind_free(variant.free, self.fn)
             free["gl"] = backend(framework, device)
-            impl = variant.factory(**free)[variant.name]
+            factory = variant.functional if functional and variant.functional else \
+                variant.factory
+            impl = factory(**free)[variant.name]
             self._impls[key] = impl
         return impl
 
@@ -176,7 +182,9 @@ class GeneratedFunction:
         framework = get_backend(fw)
         device = framework.call_device(args) if framework.binds_device else None
         scalars = self._scalars(args) if fw == PYTHON else frozenset()
-        impl = self._impls.get((fw, device, scalars)) or self.implementation(fw, device, scalars)
+        functional = framework.updates_functionally(args)
+        impl = self._impls.get((fw, device, scalars, functional)) or self.implementation(
+            fw, device, scalars, functional)
         if not framework.binds_device and len(self._by_types) < 64:
             self._by_types[types] = (impl, fw)
             if not framework.typed_seed and not self.many and self.wrt_index < len(args) and (
@@ -580,11 +588,13 @@ class HVPFunction(JVPFunction):
     gradient: GradientFunction | None = None
 
     def implementation(self, framework: str, device: Any = None,
-                       scalars: frozenset[str] = frozenset()) -> Callable[..., Any]:
+                       scalars: frozenset[str] = frozenset(), functional: bool = False
+                       ) -> Callable[..., Any]:
         """Forward mode over the gradient that ``grad`` runs for this framework's inputs,
-        bound to that framework's namespace."""
+        bound to that framework's namespace (its code updates nothing in place: ``functional``
+        changes nothing)."""
         if self.gradient is None:
-            return super().implementation(framework, device, scalars)
+            return super().implementation(framework, device, scalars, functional)
         key = (framework, device, scalars)
         impl = self._impls.get(key)
         if impl is None:

@@ -102,15 +102,28 @@ def _exits(stmts: list[ir.Stmt]) -> bool:
 
 
 def _read_before_written(v: str, body: list[ir.Stmt]) -> bool:
-    """Whether a step may read ``v`` before it assigns it (then ``v`` is carried): only an
-    assignment at the top level of the body, reading nothing of ``v``, settles it."""
-    for s in body:
-        nested = [t for block in ir.children(s) for t in ir.walk(block)]
-        if v in ir.stmt_reads(s) or any(v in ir.stmt_reads(t) for t in nested):
-            return True
-        if isinstance(s, ir.Assign) and v in s.targets:
-            return False
-    return False
+    """Whether a step may read ``v`` before it assigns it (then ``v`` is carried)."""
+    return _exposed(v, body)[0]
+
+
+def _exposed(v: str, stmts: list[ir.Stmt]) -> tuple[bool, bool]:
+    """(``stmts`` may read ``v`` before assigning it, ``stmts`` surely assign it)."""
+    for s in stmts:
+        if v in ir.stmt_reads(s):
+            return True, False
+        if isinstance(s, ir.If):
+            body, orelse = _exposed(v, s.body), _exposed(v, s.orelse)
+            if body[0] or orelse[0]:
+                return True, False
+            if body[1] and orelse[1]:
+                return False, True
+        elif isinstance(s, (ir.For, ir.While)):
+            # a loop may run no step: it assigns nothing surely (its own variable included)
+            if not (isinstance(s, ir.For) and v == s.target) and _exposed(v, s.body)[0]:
+                return True, False
+        elif v in ir.stmt_writes(s):
+            return False, True
+    return False, False
 
 
 # --- the code -----------------------------------------------------------------------------------

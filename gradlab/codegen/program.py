@@ -35,6 +35,7 @@ from .forward import Forward, tangent_reads_old
 from .invariance import freeze_shifts
 from .naming import Names
 from .normalize import Normalizer, assigned_names
+from .inplace import update_in_place
 from .optimize import optimize
 from .parse import ParsedFunction, is_generated, parse_function
 from .prepare import NeedsOwnName, Prepared, prepare
@@ -286,6 +287,7 @@ class Program:
             builder.adjoints[builder.fn.result] = builder.names.fresh("seed")
         fn_def = builder.build()                                            # differentiate
         self.add(fn_def, unit, {builder.value_name}, builder.classes)
+        update_in_place(fn_def)
         self.defs.insert(0, self.defs.pop())   # the gradient first, helpers after
         return Gradient(fname, builder.seed, builder.value_name)
 
@@ -342,6 +344,7 @@ class Program:
                           wrt, REQUIRED, fname)
         fn_def = builder.build()                                            # differentiate
         self.add(fn_def, unit, set(), builder.classes)
+        update_in_place(fn_def)
         return fname
 
     def jvp(self, fn: Any, active: tuple[int, ...], mask: tuple[bool, ...] | None = None

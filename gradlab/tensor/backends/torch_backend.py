@@ -586,6 +586,20 @@ class TorchBackend(Backend):
         if x.is_cuda:
             torch.cuda.synchronize(x.device)
 
+    def updates_functionally(self, args: tuple[Any, ...]) -> bool:
+        """While autograd records the call (an input requires grad: a gradient of gradlab's
+        gradient) or inside a ``torch.func`` transform, no tensor is changed in place: autograd
+        refuses changes to tensors it saved, and a transform's wrapped tensors cannot be added
+        into a plain one."""
+        if torch._C._functorch.peek_interpreter_stack() is not None:
+            return True
+        if not torch.is_grad_enabled():
+            return False
+        for a in args:      # (this module's `any` is the tensor primitive)
+            if getattr(a, "requires_grad", False):
+                return True
+        return False
+
     def call_device(self, args: tuple[Any, ...]) -> Any:
         """The CUDA device of the first tensor among ``args`` (None: the CPU)."""
         for a in args:
