@@ -39,7 +39,8 @@ class Schedule:
 
 def default_snapshots(n: int) -> int:
     """The free snapshots for ``n`` steps when the caller names none: the fewest with which
-    every step is recomputed at most twice (``C(s + 2, 2) >= n``, about ``sqrt(2 n)``)."""
+    every step runs at most twice without a tape: once in the forward sweep, at most once more
+    in the backward sweep (``C(s + 2, 2) >= n``, about ``sqrt(2 n)``)."""
     s = 0
     while comb(s + 2, 2) < n:
         s += 1
