@@ -51,10 +51,10 @@ def plan_checkpoints(fn: ir.Function, active_block: Callable[[list[ir.Stmt]], bo
     for s in fn.body:
         if isinstance(s, (ir.For, ir.While)) and active_block(s.body):
             loops[id(s)] = _checkpointed(s, defined_before, fresh)
+    covered = {id(t) for top in fn.body if isinstance(top, ir.For) and id(top) in loops
+               for t in ir.walk(top.body)}
     inner = [s for s in ir.walk(fn.body) if isinstance(s, (ir.For, ir.While))
-             and id(s) not in loops and active_block(s.body)
-             and not any(s is t for top in fn.body if id(top) in loops
-                         for t in ir.walk(top.body))]
+             and id(s) not in loops and id(s) not in covered and active_block(s.body)]
     for s in inner:
         raise ir.refusal(
             "checkpoint= applies to the loops at the top level of the function's body; this "
