@@ -200,3 +200,25 @@ def test_trace_records_each_steps_buffer_as_it_was():
     filled = [int(np.sum(np.any(to_numpy(b) != 0, axis=1))) for b in buffers]
     assert filled[0] == 0 and filled[-1] == 4
     assert filled == sorted(filled) and len(set(filled)) == 5
+
+
+def test_torch_autograd_through_a_buffer_updated_in_place():
+    """A closed-over tensor that requires grad: the call's arguments do not, so the buffer is
+    updated in place while autograd records it; its derivative is still torch's own."""
+    require("torch")
+    import torch
+    W = torch.tensor(rng.normal(size=4), requires_grad=True)
+
+    def f(x, u):
+        for t in range(u.shape[0]):
+            x = torch.tanh(W * x + u[t])
+        return torch.sum(x * x)
+
+    x, u, v = (torch.tensor(rng.normal(size=s)) for s in (4, (5, 4), (5, 4)))
+    df = gradlab.grad(f, 1)
+    assert "du[t] += " in df.source
+    (through_gradlab,) = torch.autograd.grad((df(x, u) * v).sum(), W)
+    u_leaf = u.clone().requires_grad_(True)
+    (du,) = torch.autograd.grad(f(x, u_leaf), u_leaf, create_graph=True)
+    (through_torch,) = torch.autograd.grad((du * v).sum(), W)
+    np.testing.assert_allclose(through_gradlab.numpy(), through_torch.numpy(), rtol=1e-10)
