@@ -49,6 +49,7 @@ lab: setup
 bench: setup
 	$(BIN)/python bench/overhead.py
 	$(BIN)/python bench/gradients.py
+	$(BIN)/python bench/checkpointing.py
 
 fuzz: setup
 	GRADLAB_REQUIRE_ALL_BACKENDS=1 $(BIN)/python -m pytest -q tests/hardening --fuzz
