@@ -79,9 +79,10 @@ class Backend:
     #: False where NumPy's scalars are this backend's own values; elsewhere a NumPy scalar in
     #: generated code is a constant kept as written (``np.sum(0.5)``), whose gradient is 0.0
     numpy_scalars_are_constants: ClassVar[bool] = True
-    #: False where arrays cannot change (JAX, TensorFlow): gradient code then runs its updates
-    #: in place (``du[t] += du_t``) written as ``du = gl.index_add(du, t, du_t)``
-    updates_in_place: ClassVar[bool] = True
+    #: True where arrays take ``x[i] += v`` (NumPy, torch): gradient code then updates its own
+    #: buffers in place (``du[t] += du_t``); elsewhere (JAX, TensorFlow, a backend that does
+    #: not say) it runs them as ``du = gl.index_add(du, t, du_t)``
+    updates_in_place: ClassVar[bool] = False
 
     def __init__(self) -> None:
         self._namespaces: dict[Hashable, types.ModuleType] = {}

@@ -568,6 +568,7 @@ class TorchBackend(Backend):
     name, title, reference = "torch", "PyTorch", "torch.autograd"
     wraps_python_numbers = True     # torch.sin(0.5) raises
     binds_device = True             # creation functions read the namespace's DEVICE
+    updates_in_place = True         # du[t] += du_t (not while autograd records the call)
 
     def devices(self) -> list[str]:
         return ["cpu"] + [f"cuda:{i}" for i in range(torch.cuda.device_count())]
