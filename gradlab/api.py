@@ -112,16 +112,22 @@ class GeneratedFunction:
         p.text(self.source)
 
     def implementation(self, framework: str, device: Any = None,
-                       scalars: frozenset[str] = frozenset()) -> Callable[..., Any]:
+                       scalars: frozenset[str] = frozenset(), functional: bool = False
+                       ) -> Callable[..., Any]:
         """The compiled function bound to one backend's namespace (and, for plain Python
-        numbers, the variant specialized for the parameters that are numbers)."""
-        key = (framework, device, scalars)
+        numbers, the variant specialized for the parameters that are numbers). ``functional``:
+        the code whose gradient buffers are not updated in place (arrays that cannot change,
+        torch under autograd; see :mod:`gradlab.codegen.inplace`)."""
+        functional = functional or not get_backend(framework).updates_in_place
+        key = (framework, device, scalars, functional)
         impl = self._impls.get(key)
         if impl is None:
             variant = self._variant(scalars, dialect_of(framework))
             free = bind_free(variant.free, self.fn)
             free["gl"] = backend(framework, device)
-            impl = variant.factory(**free)[variant.name]
+            factory = variant.functional if functional and variant.functional else \
+                variant.factory
+            impl = factory(**free)[variant.name]
             self._impls[key] = impl
         return impl
 
@@ -176,7 +182,9 @@ class GeneratedFunction:
         framework = get_backend(fw)
         device = framework.call_device(args) if framework.binds_device else None
         scalars = self._scalars(args) if fw == PYTHON else frozenset()
-        impl = self._impls.get((fw, device, scalars)) or self.implementation(fw, device, scalars)
+        functional = framework.updates_functionally(args)
+        impl = self._impls.get((fw, device, scalars, functional)) or self.implementation(
+            fw, device, scalars, functional)
         if not framework.binds_device and len(self._by_types) < 64:
             self._by_types[types] = (impl, fw)
             if not framework.typed_seed and not self.many and self.wrt_index < len(args) and (
@@ -452,8 +460,9 @@ def _second_derivative(df: GradientFunction, wrt: Wrt, optimized: bool) -> Calla
     return second
 
 
-def _reverse(fn: Any, wrt: Wrt, optimized: bool, mode: str, options: dict[str, Any]
-             ) -> Any:
+def _reverse(fn: Any, wrt: Wrt, optimized: bool, mode: str, options: dict[str, Any],
+             checkpoint: Any = None) -> Any:
+    checkpoint = _checkpoint_option(checkpoint)
     if isinstance(fn, GradientFunction):
         return _second_derivative(fn, wrt, optimized)
     if isinstance(fn, GeneratedFunction):
@@ -463,10 +472,10 @@ def _reverse(fn: Any, wrt: Wrt, optimized: bool, mode: str, options: dict[str, A
     if not isinstance(fn, types.FunctionType):
         parse_function(fn)    # says why it cannot be differentiated
     parts, anchors = reverse_key(fn)
-    key = ("reverse", fn.__code__, names, many, optimized, parts, rules_version())
+    key = ("reverse", fn.__code__, names, many, optimized, parts, rules_version(), checkpoint)
     transform = _cache.get(key)
     if transform is None:
-        transform = _transforms().Transform(fn, names, optimized)
+        transform = _transforms().Transform(fn, names, optimized, checkpoint)
         _cache.put(key, transform, anchors)
     main = transform.main
     df = GradientFunction(fn, transform, main.source, main.filename, main.name,
@@ -587,11 +596,13 @@ class HVPFunction(JVPFunction):
     gradient: GradientFunction | None = None
 
     def implementation(self, framework: str, device: Any = None,
-                       scalars: frozenset[str] = frozenset()) -> Callable[..., Any]:
+                       scalars: frozenset[str] = frozenset(), functional: bool = False
+                       ) -> Callable[..., Any]:
         """Forward mode over the gradient that ``grad`` runs for this framework's inputs,
-        bound to that framework's namespace."""
+        bound to that framework's namespace (its code updates nothing in place: ``functional``
+        changes nothing)."""
         if self.gradient is None:
-            return super().implementation(framework, device, scalars)
+            return super().implementation(framework, device, scalars, functional)
         key = (framework, device, scalars)
         impl = self._impls.get(key)
         if impl is None:
@@ -773,8 +784,22 @@ def _forward_over(g: GradientFunction, framework: str, optimized: bool) -> Forwa
     return transform
 
 
+def _checkpoint_option(checkpoint: Any) -> Any:
+    """``checkpoint=`` as the generator takes it: None (off), True (the schedule's default
+    number of snapshots) or a number of snapshots."""
+    if checkpoint is None or checkpoint is False:
+        return None
+    if checkpoint is True:
+        return True
+    if isinstance(checkpoint, int) and checkpoint >= 0:
+        return int(checkpoint)
+    raise GradlabError(f"checkpoint= takes True (snapshots chosen for the loop's length) or a "
+                       f"number of snapshots (an int >= 0), not {checkpoint!r}")
+
+
 def grad(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True,
-         preserve_result: bool = False, check: bool = True) -> GradientFunction:
+         preserve_result: bool = False, check: bool = True, checkpoint: Any = None
+         ) -> GradientFunction:
     """The gradient of ``f`` as a new, readable Python function (reverse mode).
 
     ``wrt`` is a parameter index or name, or a tuple of them (then the gradients come as a
@@ -787,15 +812,21 @@ def grad(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True,
     code computed; a difference raises :class:`gradlab.guard.ForwardMismatchError` naming your
     first line whose value differs (see :mod:`gradlab.guard`). ``check=False`` saves that one
     extra call of ``f``.
+
+    ``checkpoint=True`` (or a number of snapshots) reverses each ``for`` loop at the top level
+    of ``f``'s body with a binomial checkpointing schedule instead of a tape: the forward pass
+    keeps snapshots of the state the loop carries, the backward pass recomputes segments from
+    them (less memory, more time; see :mod:`gradlab.codegen.checkpoint`). The gradient is the
+    same. A loop that cannot be checkpointed (a ``while``, a ``break``) is refused at its line.
     """
     return _reverse(f, wrt, optimized, "grad", {"preserve_result": preserve_result,
-                                                "check": check})
+                                                "check": check}, checkpoint)
 
 
 def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True,
-                   check: bool = True) -> GradientFunction:
+                   check: bool = True, checkpoint: Any = None) -> GradientFunction:
     """Like :func:`grad`, but the call returns ``(value, gradients)``."""
-    return _reverse(f, wrt, optimized, "value_and_grad", {"check": check})
+    return _reverse(f, wrt, optimized, "value_and_grad", {"check": check}, checkpoint)
 
 
 def stop_gradient(x: Any) -> Any:

@@ -18,6 +18,7 @@ from .cache import unbound
 from .calls import several_outputs
 from .codegen import ir
 from .codegen.emit import Source, compile_source
+from .codegen.inplace import functional_updates, has_updates_in_place
 from .codegen.program import Program, Unit, compile_program, normalize_function, \
     written_dialect
 from .errors import GradlabError
@@ -33,6 +34,9 @@ class Variant:
     name: str                                # the function of the variant the caller runs
     free: dict[str, Any]                     # the values the factory takes (``gl`` unset)
     seed_name: str | None = None             # a gradient's seed parameter (None for a jvp)
+    #: the factory of the same text with its updates in place (``du[t] += du_t``) written as
+    #: ``du = gl.index_add(du, t, du_t)``, for arrays that cannot change (None: it has none)
+    functional: Callable[..., dict[str, Any]] | None = None
 
 
 class Transform:
@@ -44,9 +48,11 @@ class Transform:
     closes over: a variant is made from the function that asks for it, and each generated
     function binds its own values (:func:`gradlab.cache.bind_free`)."""
 
-    def __init__(self, fn: Any, wrt: tuple[str, ...], optimized: bool) -> None:
+    def __init__(self, fn: Any, wrt: tuple[str, ...], optimized: bool,
+                 checkpoint: Any = None) -> None:
         self.wrt = wrt
         self.optimized = optimized
+        self.checkpoint = checkpoint
         self.dialect = written_dialect(fn) or "numpy"
         self.follows_inputs = written_dialect(fn) is None
         self.dialect_sensitive = False
@@ -66,14 +72,16 @@ class Transform:
         if hit is None:
             unit = normalize_function(fn, dialect)
             self.outputs = several_outputs_of(unit)
-            program = Program(unit, optimized=self.optimized, dialect=dialect)
+            program = Program(unit, optimized=self.optimized, dialect=dialect,
+                              checkpoint=self.checkpoint)
             gradient = program.gradient(list(self.wrt), scalars)
             source = program.source()
-            factory, filename = compile_source(
-                source.text, fn.__globals__, program.free, gradient.name,
-                transform=also_return(gradient.name, gradient.value_name))
+            returned = also_return(gradient.name, gradient.value_name)
+            factory, filename = compile_source(source.text, fn.__globals__, program.free,
+                                               gradient.name, transform=returned)
             hit = Variant(factory, source, filename, gradient.name, unbound(program.free, fn),
-                          gradient.seed)
+                          gradient.seed, functional_twin(source.text, fn.__globals__,
+                                                         program.free, gradient.name, returned))
             self.variants[(scalars, dialect)] = hit
             self.dialect_sensitive = self.dialect_sensitive or program.dialect_sensitive
             self.value_name = gradient.value_name
@@ -119,6 +127,22 @@ class ForwardTransform:
             self.variants[(scalars, dialect)] = hit
             self.dialect_sensitive = self.dialect_sensitive or program.dialect_sensitive
         return hit
+
+
+def functional_twin(text: str, user_globals: dict[str, Any], free: dict[str, Any], label: str,
+                    transform: Callable[[ast.Module], None] | None = None
+                    ) -> Callable[..., dict[str, Any]] | None:
+    """``text`` compiled with its updates in place written functionally (see
+    :mod:`gradlab.codegen.inplace`), for JAX, TensorFlow and torch under autograd; None when
+    it has none."""
+    if not has_updates_in_place(text):
+        return None
+
+    def both(tree: ast.Module) -> None:
+        functional_updates(tree)
+        if transform is not None:
+            transform(tree)
+    return compile_source(text, user_globals, free, label, transform=both)[0]
 
 
 def in_either_dialect(transform: Any, *fn: Any) -> Variant:

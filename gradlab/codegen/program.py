@@ -36,6 +36,7 @@ from .forward import Forward, tangent_reads_old
 from .invariance import freeze_shifts
 from .naming import Names
 from .normalize import Normalizer, assigned_names
+from .inplace import update_in_place
 from .optimize import optimize
 from .parse import ParsedFunction, is_generated, parse_function
 from .prepare import NeedsOwnName, Prepared, prepare
@@ -138,6 +139,7 @@ class Program:
     main: Unit
     optimized: bool = True
     dialect: str = "numpy"
+    checkpoint: Any = None     # grad(f, checkpoint=...): the main function's loops checkpointed
     defs: list[gast.FunctionDef] = field(default_factory=list)
     units: dict[Any, Unit] = field(default_factory=dict)
     done: dict[Any, str] = field(default_factory=dict)
@@ -278,7 +280,7 @@ class Program:
         unit = self.main
         fname = self.reserve("d" + unit.ir.name + "".join(f"_d{n}" for n in wrt))
         builder = Reverse(self, unit, self.derivative(unit, REVERSE, wrt, None, scalars), wrt,
-                          1.0, fname)
+                          1.0, fname, self.checkpoint)
         if builder.fn.result == unit.ir.name:
             # `return <expr>` keeps its value in a variable named after the function, whose
             # gradient would be d<function>: the very name a notebook gives the gradient
@@ -287,6 +289,7 @@ class Program:
             builder.adjoints[builder.fn.result] = builder.names.fresh("seed")
         fn_def = builder.build()                                            # differentiate
         self.add(fn_def, unit, {builder.value_name}, builder.classes)
+        update_in_place(fn_def)
         self.defs.insert(0, self.defs.pop())   # the gradient first, helpers after
         return Gradient(fname, builder.seed, builder.value_name)
 
@@ -343,6 +346,7 @@ class Program:
                           wrt, REQUIRED, fname)
         fn_def = builder.build()                                            # differentiate
         self.add(fn_def, unit, set(), builder.classes)
+        update_in_place(fn_def)
         return fname
 
     def jvp(self, fn: Any, active: tuple[int, ...], mask: tuple[bool, ...] | None = None

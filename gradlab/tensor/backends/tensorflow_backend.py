@@ -623,6 +623,7 @@ def matmul_grad_y(dz: Any, x: Any, y: Any) -> Any:
 class TensorFlowBackend(Backend):
     name, title, reference = "tensorflow", "TensorFlow", "tf.GradientTape"
     wraps_python_numbers = True     # tf.math.sin(0.5) makes a float32 tensor
+    updates_in_place = False        # tensors never change (tensor_scatter_nd_add makes a new one)
 
     def is_traced(self, value: Any) -> bool:
         return not hasattr(value, "numpy")   # a symbolic tensor inside tf.function

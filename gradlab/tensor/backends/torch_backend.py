@@ -605,6 +605,7 @@ class TorchBackend(Backend):
     name, title, reference = "torch", "PyTorch", "torch.autograd"
     wraps_python_numbers = True     # torch.sin(0.5) raises
     binds_device = True             # creation functions read the namespace's DEVICE
+    updates_in_place = True         # du[t] += du_t (not while autograd records the call)
 
     def devices(self) -> list[str]:
         return ["cpu"] + [f"cuda:{i}" for i in range(torch.cuda.device_count())]
@@ -622,6 +623,20 @@ class TorchBackend(Backend):
     def synchronize(self, x: Any) -> None:
         if x.is_cuda:
             torch.cuda.synchronize(x.device)
+
+    def updates_functionally(self, args: tuple[Any, ...]) -> bool:
+        """While autograd records the call (an input requires grad: a gradient of gradlab's
+        gradient) or inside a ``torch.func`` transform, no tensor is changed in place: autograd
+        refuses changes to tensors it saved, and a transform's wrapped tensors cannot be added
+        into a plain one."""
+        if torch._C._functorch.peek_interpreter_stack() is not None:
+            return True
+        if not torch.is_grad_enabled():
+            return False
+        for a in args:      # (this module's `any` is the tensor primitive)
+            if getattr(a, "requires_grad", False):
+                return True
+        return False
 
     def call_device(self, args: tuple[Any, ...]) -> Any:
         """The CUDA device of the first tensor among ``args`` (None: the CPU)."""
