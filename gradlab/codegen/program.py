@@ -43,6 +43,7 @@ from .rename import Renamer
 from .resolve import Resolver
 from .reverse import Reverse, keeps_old_and_new
 from .rules import custom_rule_for
+from .saves import drop_stacks, unread_stacks
 from .shapes import shape_classes
 
 GL = "gl"
@@ -263,11 +264,17 @@ class Program:
         return Prepared(fn, names, emitter, activity, classes)
 
     def add(self, fn_def: gast.FunctionDef, unit: Unit, keep: set[str],
-            shapes: dict[str, Any] | None = None) -> None:
+            shapes: dict[str, Any] | None = None, stacks: Any = ()) -> None:
         """A generated function, optimized (keeping the names in ``keep``; ``shapes``: a
-        gradient's shape classes, for its product rewrites)."""
+        gradient's shape classes, for its product rewrites). ``stacks``: an adjoint's stacks;
+        those whose values its backward pass never reads are dropped (:mod:`.saves`)."""
         if self.optimized:
             optimize(fn_def, keep, unit.user_names, shapes)                 # optimize
+        unread = unread_stacks(fn_def, stacks, keep) if stacks else set()
+        if unread:
+            drop_stacks(fn_def, unread)
+            if self.optimized:   # what was computed only to be saved goes too
+                optimize(fn_def, keep, unit.user_names)
         self.defs.append(fn_def)
 
     def gradient(self, wrt: list[str], scalars: frozenset[str] = frozenset()) -> Gradient:
@@ -284,7 +291,7 @@ class Program:
             # a caller passes it by.
             builder.adjoints[builder.fn.result] = builder.names.fresh("seed")
         fn_def = builder.build()                                            # differentiate
-        self.add(fn_def, unit, {builder.value_name}, builder.classes)
+        self.add(fn_def, unit, {builder.value_name}, builder.classes, builder.stacks.values())
         self.defs.insert(0, self.defs.pop())   # the gradient first, helpers after
         return Gradient(fname, builder.seed, builder.value_name)
 
@@ -340,7 +347,7 @@ class Program:
         builder = Reverse(self, unit, self.derivative(unit, REVERSE, wrt, array_params(unit, mask)),
                           wrt, REQUIRED, fname)
         fn_def = builder.build()                                            # differentiate
-        self.add(fn_def, unit, set(), builder.classes)
+        self.add(fn_def, unit, set(), builder.classes, builder.stacks.values())
         return fname
 
     def jvp(self, fn: Any, active: tuple[int, ...], mask: tuple[bool, ...] | None = None
