@@ -43,7 +43,7 @@ from .rename import Renamer
 from .resolve import Resolver
 from .reverse import Reverse, keeps_old_and_new
 from .rules import custom_rule_for
-from .saves import drop_stacks, unread_stacks
+from .saves import drop_stacks, list_names, unread_stacks
 from .shapes import shape_classes
 
 GL = "gl"
@@ -303,7 +303,10 @@ class Program:
         fname = self.reserve(label)
         fn_def = Forward(self, unit, self.derivative(unit, FORWARD, wrt, None, scalars), wrt,
                          fname).build()                                     # differentiate
-        self.add(fn_def, unit, keep or set())
+        # over gradient code (hvp), the stacks and their tangents' are the gradient's: a
+        # tangent whose backward pass reads only the value's shape is not kept either
+        self.add(fn_def, unit, keep or set(),
+                 stacks=list_names(fn_def) if is_generated(unit.fn) else ())
         self.defs.insert(0, self.defs.pop())
         return fname
 

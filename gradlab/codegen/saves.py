@@ -76,6 +76,15 @@ def drop_stacks(fn: gast.FunctionDef, dropped: set[str]) -> None:
     fn.body = clean(fn.body)
 
 
+def list_names(fn: gast.FunctionDef) -> set[str]:
+    """The names ``fn`` creates as an empty list (``s = []``): the candidates in code whose
+    stacks the generator did not name itself (forward mode over gradient code)."""
+    return {s.targets[0].id for s in trees.walk(fn)
+            if isinstance(s, gast.Assign) and len(s.targets) == 1
+            and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.List)
+            and not s.value.elts}
+
+
 # --- the shapes of the statements involved ----------------------------------------------------
 def _pushed(s: gast.AST) -> str | None:
     """``s`` for ``s.append(v)`` written as a statement."""
