@@ -204,6 +204,20 @@ class GradientFunction(GeneratedFunction):
         except (TypeError, ValueError):
             return None
 
+    @property
+    def saved(self) -> Any:
+        """What the forward pass saves for the backward pass, and why: each saved value, the
+        line of yours that computes it and the backward lines that read it (a
+        :class:`gradlab.saved.SavedReport`; :meth:`saved_for` adds sizes from a run)."""
+        from .saved import saved_values
+        return saved_values(self._source, self.name)
+
+    def saved_for(self, *args: Any, **kwargs: Any) -> Any:
+        """:attr:`saved` for these inputs, with what one run saves: steps, shape, dtype, bytes
+        per step and in all (the gradient runs once, compiled again with a counting hook)."""
+        from .saved import measure
+        return measure(self, args, kwargs)
+
     def __call__(self, *args: Any, seed: Any = None, **kwargs: Any) -> Any:
         # one argument is the common case, and W1's whole gradient takes ~4 µs: (type(a),)
         # is ~150 ns faster than tuple(map(type, args))
