@@ -134,8 +134,7 @@ class GeneratedFunction:
         """The transform's variant these inputs run, its free values bound to this function's
         own."""
         framework = common_framework(args)
-        scalars = self._scalars(args) if framework == PYTHON else frozenset()
-        variant = self._variant(scalars, dialect_of(framework))
+        variant = self._variant(self._scalars(args), dialect_of(framework))
         return dataclasses.replace(variant, free=bind_free(variant.free, self.fn))
 
     def _variant(self, scalars: frozenset[str], dialect: str | None = None) -> Variant:
@@ -164,6 +163,9 @@ class GeneratedFunction:
         return seed
 
     def _scalars(self, args: tuple[Any, ...]) -> frozenset[str]:
+        """The parameters given Python numbers: their variant knows they have shape ``()``
+        (whatever framework the other arguments come from), so it writes no ``unbroadcast``
+        or ``broadcast_like`` that cannot change them."""
         return frozenset(p for p, a in zip(self.params, args)
                          if type(a) is float or type(a) is int)
 
@@ -175,7 +177,7 @@ class GeneratedFunction:
         fw = common_framework(args)
         framework = get_backend(fw)
         device = framework.call_device(args) if framework.binds_device else None
-        scalars = self._scalars(args) if fw == PYTHON else frozenset()
+        scalars = self._scalars(args)
         impl = self._impls.get((fw, device, scalars)) or self.implementation(fw, device, scalars)
         if not framework.binds_device and len(self._by_types) < 64:
             self._by_types[types] = (impl, fw)

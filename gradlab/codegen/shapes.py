@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import gast
+
 from ..errors import GradlabError
 from ..tensor import primitive as kinds
 from ..tensor.spec import names_with
@@ -94,6 +96,8 @@ def _class_of(s: Assign, classes: dict[str, Any], opaque: Any) -> Any:
 
     if op.kind is OpKind.COPY:
         return of(op.args[0]) or opaque
+    if op.kind is OpKind.STATIC and is_count(op):
+        return SCALAR
     if op.kind is not OpKind.PRIM:
         return opaque
     args = bindings(op)
@@ -121,3 +125,17 @@ def _class_of(s: Assign, classes: dict[str, Any], opaque: Any) -> Any:
     if prim in ("matmul", "dot") and of(args.get("x")) == SCALAR == of(args.get("y")):
         return SCALAR
     return opaque
+
+
+def is_count(op: ir.Op) -> bool:
+    """A value kept as written that is a Python int by nature: ``len(x)``, ``x.shape[0]``,
+    ``x.ndim`` (dividing by it keeps the other operand's shape: ``np.sum(x) / len(x)`` is a
+    scalar)."""
+    node = op.node
+    if isinstance(node, gast.Call):
+        return op.source == "len" and isinstance(node.func, gast.Name) and node.func.id == "len"
+    if isinstance(node, gast.Attribute):
+        return node.attr == "ndim"
+    return (isinstance(node, gast.Subscript) and isinstance(node.value, gast.Attribute)
+            and node.value.attr == "shape" and isinstance(node.slice, gast.Constant)
+            and type(node.slice.value) is int)
