@@ -165,13 +165,24 @@ class GeneratedFunction:
     def _scalars(self, args: tuple[Any, ...]) -> frozenset[str]:
         """The parameters given Python numbers: their variant knows they have shape ``()``
         (whatever framework the other arguments come from), so it writes no ``unbroadcast``
-        or ``broadcast_like`` that cannot change them."""
-        return frozenset(p for p, a in zip(self.params, args)
-                         if type(a) is float or type(a) is int)
+        or ``broadcast_like`` that cannot change them. With them, the parameters read at an
+        integer index (``u[t]``) that are given 1-d arrays, marked ``u:ndim=1``: their
+        variant knows ``u[t]`` is a scalar."""
+        numbers = frozenset(p for p, a in zip(self.params, args)
+                            if type(a) is float or type(a) is int)
+        indexed = getattr(self._transform, "indexed", ())
+        if not indexed:
+            return numbers
+        from .codegen.shapes import VECTOR_MARK
+        return numbers | frozenset(p + VECTOR_MARK for p, a in zip(self.params, args)
+                                   if p in indexed and getattr(a, "ndim", None) == 1)
 
     def _select(self, args: tuple[Any, ...]) -> tuple[Callable[..., Any], Any]:
         types = tuple(map(type, args))
-        hit = self._by_types.get(types)
+        # where a variant depends on the inputs' ranks (see _scalars), the types do not say
+        # which variant runs: nothing is cached by types
+        ranked = bool(getattr(self._transform, "indexed", ()))
+        hit = None if ranked else self._by_types.get(types)
         if hit is not None:          # seen these argument types before (not where the device
             return hit               # picks the namespace: the types do not say the device)
         fw = common_framework(args)
@@ -179,7 +190,7 @@ class GeneratedFunction:
         device = framework.call_device(args) if framework.binds_device else None
         scalars = self._scalars(args)
         impl = self._impls.get((fw, device, scalars)) or self.implementation(fw, device, scalars)
-        if not framework.binds_device and len(self._by_types) < 64:
+        if not framework.binds_device and not ranked and len(self._by_types) < 64:
             self._by_types[types] = (impl, fw)
             if not framework.typed_seed and not self.many and self.wrt_index < len(args) and (
                     self.mode == "grad" and not self.options.get("preserve_result")):

@@ -44,7 +44,7 @@ from .resolve import Resolver
 from .reverse import Reverse, keeps_old_and_new
 from .rules import custom_rule_for
 from .saves import drop_stacks, list_names, unread_stacks
-from .shapes import shape_classes
+from .shapes import indexed_parameters, shape_classes, vector_facts
 
 GL = "gl"
 
@@ -260,7 +260,8 @@ class Program:
         prepare(fn, names, mode.needs_own_name,                             # prepare
                 hoisting=self.optimized and mode.hoists)
         activity = self.activity(fn, wrt, arrays)                           # analyze
-        classes = shape_classes(fn, set(scalars) | number_params(unit.ir.params, arrays))
+        numbers, vectors = vector_facts(scalars)
+        classes = shape_classes(fn, numbers | number_params(unit.ir.params, arrays), vectors)
         return Prepared(fn, names, emitter, activity, classes)
 
     def add(self, fn_def: gast.FunctionDef, unit: Unit, keep: set[str],
@@ -277,9 +278,14 @@ class Program:
                 optimize(fn_def, keep, unit.user_names)
         self.defs.append(fn_def)
 
+    def indexed(self) -> set[str]:
+        """The main function's parameters that a variant may know to be 1-d arrays (see
+        :func:`.shapes.indexed_parameters`)."""
+        return indexed_parameters(self.main.ir)
+
     def gradient(self, wrt: list[str], scalars: frozenset[str] = frozenset()) -> Gradient:
         """The gradient of the main function (shown first), for inputs whose parameters in
-        ``scalars`` are Python numbers."""
+        ``scalars`` are Python numbers (and, marked ``u:ndim=1``, 1-d arrays)."""
         unit = self.main
         fname = self.reserve("d" + unit.ir.name + "".join(f"_d{n}" for n in wrt))
         builder = Reverse(self, unit, self.derivative(unit, REVERSE, wrt, None, scalars), wrt,
