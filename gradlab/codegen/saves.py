@@ -33,7 +33,7 @@ def unread_stacks(fn: gast.FunctionDef, stacks: Iterable[str], live_at_exit: set
     ``live_at_exit``: names read after the function's code (the value the caller is handed
     beside the gradients). A stack used in any other way than ``s = []``, ``s.append(v)``
     and ``v = s.pop()`` is kept."""
-    candidates = {s for s in stacks if _only_pushed_and_popped(fn, s)}
+    candidates = _only_pushed_and_popped(fn, set(stacks))
     if not candidates:
         return set()
     pops: dict[str, list[gast.Assign]] = {}
@@ -107,27 +107,35 @@ def _popped(s: gast.AST) -> tuple[str, str] | None:
     return None
 
 
-def _only_pushed_and_popped(fn: gast.FunctionDef, stack: str) -> bool:
-    """Every mention of ``stack`` is its creation, a push or a pop."""
+def _only_pushed_and_popped(fn: gast.FunctionDef, stacks: set[str]) -> set[str]:
+    """The stacks of ``stacks`` every mention of which is its one creation (``s = []``), a push
+    or a pop (one walk of the function for all of them)."""
     allowed: set[int] = set()
-    creations = 0
+    creations: dict[str, int] = {}
+    spoiled: set[str] = set()
+    mentions: list[gast.Name] = []
     for node in trees.walk(fn):
+        if isinstance(node, gast.Name):
+            if node.id in stacks:
+                mentions.append(node)
+            continue
         if isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(
-                node.targets[0], gast.Name) and node.targets[0].id == stack:
-            if _popped(node) is None and not (isinstance(node.value, gast.List)
-                                               and not node.value.elts):
-                return False
-            creations += _popped(node) is None
+                node.targets[0], gast.Name) and node.targets[0].id in stacks:
+            stack = node.targets[0].id
+            if _popped(node) is None:
+                if isinstance(node.value, gast.List) and not node.value.elts:
+                    creations[stack] = creations.get(stack, 0) + 1
+                else:
+                    spoiled.add(stack)
             allowed.add(id(node.targets[0]))
-        if _pushed(node) == stack:
+        pushed = _pushed(node)
+        if pushed is not None and pushed in stacks:
             allowed.add(id(node.value.func.value))   # type: ignore[attr-defined]
         popped = _popped(node)
-        if popped is not None and popped[0] == stack:
+        if popped is not None and popped[0] in stacks:
             allowed.add(id(node.value.func.value))   # type: ignore[attr-defined]
-    if creations != 1:
-        return False
-    return all(id(n) in allowed for n in trees.walk(fn)
-               if isinstance(n, gast.Name) and n.id == stack)
+    spoiled |= {n.id for n in mentions if id(n) not in allowed}
+    return {s for s in stacks if creations.get(s) == 1 and s not in spoiled}
 
 
 # --- liveness ------------------------------------------------------------------------------
