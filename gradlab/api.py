@@ -140,8 +140,7 @@ class GeneratedFunction:
         """The transform's variant these inputs run, its free values bound to this function's
         own."""
         framework = common_framework(args)
-        scalars = self._scalars(args) if framework == PYTHON else frozenset()
-        variant = self._variant(scalars, dialect_of(framework))
+        variant = self._variant(self._scalars(args), dialect_of(framework))
         return dataclasses.replace(variant, free=bind_free(variant.free, self.fn))
 
     def _variant(self, scalars: frozenset[str], dialect: str | None = None) -> Variant:
@@ -170,22 +169,36 @@ class GeneratedFunction:
         return seed
 
     def _scalars(self, args: tuple[Any, ...]) -> frozenset[str]:
-        return frozenset(p for p, a in zip(self.params, args)
-                         if type(a) is float or type(a) is int)
+        """The parameters given Python numbers: their variant knows they have shape ``()``
+        (whatever framework the other arguments come from), so it writes no ``unbroadcast``
+        or ``broadcast_like`` that cannot change them. With them, the parameters read at an
+        integer index (``u[t]``) that are given 1-d arrays, marked ``u:ndim=1``: their
+        variant knows ``u[t]`` is a scalar."""
+        numbers = frozenset(p for p, a in zip(self.params, args)
+                            if type(a) is float or type(a) is int)
+        indexed = getattr(self._transform, "indexed", ())
+        if not indexed:
+            return numbers
+        from .codegen.shapes import VECTOR_MARK
+        return numbers | frozenset(p + VECTOR_MARK for p, a in zip(self.params, args)
+                                   if p in indexed and getattr(a, "ndim", None) == 1)
 
     def _select(self, args: tuple[Any, ...]) -> tuple[Callable[..., Any], Any]:
         types = tuple(map(type, args))
-        hit = self._by_types.get(types)
+        # where a variant depends on the inputs' ranks (see _scalars), the types do not say
+        # which variant runs: nothing is cached by types
+        ranked = bool(getattr(self._transform, "indexed", ()))
+        hit = None if ranked else self._by_types.get(types)
         if hit is not None:          # seen these argument types before (not where the device
             return hit               # picks the namespace: the types do not say the device)
         fw = common_framework(args)
         framework = get_backend(fw)
         device = framework.call_device(args) if framework.binds_device else None
-        scalars = self._scalars(args) if fw == PYTHON else frozenset()
+        scalars = self._scalars(args)
         functional = framework.updates_functionally(args)
         impl = self._impls.get((fw, device, scalars, functional)) or self.implementation(
             fw, device, scalars, functional)
-        if not framework.binds_device and len(self._by_types) < 64:
+        if not framework.binds_device and not ranked and len(self._by_types) < 64:
             self._by_types[types] = (impl, fw)
             if not framework.typed_seed and not self.many and self.wrt_index < len(args) and (
                     self.mode == "grad" and not self.options.get("preserve_result")):
@@ -211,6 +224,20 @@ class GradientFunction(GeneratedFunction):
             return inspect.signature(self.fn)
         except (TypeError, ValueError):
             return None
+
+    @property
+    def saved(self) -> Any:
+        """What the forward pass saves for the backward pass, and why: each saved value, the
+        line of yours that computes it and the backward lines that read it (a
+        :class:`gradlab.saved.SavedReport`; :meth:`saved_for` adds sizes from a run)."""
+        from .saved import saved_values
+        return saved_values(self._source, self.name)
+
+    def saved_for(self, *args: Any, **kwargs: Any) -> Any:
+        """:attr:`saved` for these inputs, with what one run saves: steps, shape, dtype, bytes
+        per step and in all (the gradient runs once, compiled again with a counting hook)."""
+        from .saved import measure
+        return measure(self, args, kwargs)
 
     def __call__(self, *args: Any, seed: Any = None, **kwargs: Any) -> Any:
         # one argument is the common case, and W1's whole gradient takes ~4 µs: (type(a),)

@@ -61,6 +61,9 @@ class Transform:
         self.unchecked: dict[tuple[type, ...], str] = {}
         self.outputs: SeveralOutputs | None = None
         self.value_name: str | None = None
+        #: parameters read at an integer index: a call passing 1-d arrays there gets a variant
+        #: that knows ``u[t]`` is a scalar (see gradlab.codegen.shapes.VECTOR_MARK)
+        self.indexed: frozenset[str] = frozenset()
         start = time.perf_counter()
         self.main = in_either_dialect(self, fn)
         self.seconds = time.perf_counter() - start
@@ -74,6 +77,8 @@ class Transform:
             self.outputs = several_outputs_of(unit)
             program = Program(unit, optimized=self.optimized, dialect=dialect,
                               checkpoint=self.checkpoint)
+            if not scalars:
+                self.indexed = frozenset(program.indexed())
             gradient = program.gradient(list(self.wrt), scalars)
             source = program.source()
             returned = also_return(gradient.name, gradient.value_name)
