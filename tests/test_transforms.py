@@ -32,8 +32,10 @@ def sin_times(x, y):
 def test_python_numbers_get_a_variant_without_broadcasting():
     df = gradlab.grad(sin_times)
     for_numbers = df.variant_source(0.3, 2.0)
-    for_arrays = df.variant_source(np.full(3, 0.3), 2.0)
+    for_arrays = df.variant_source(np.full(3, 0.3), np.full(3, 2.0))
+    array_and_number = df.variant_source(np.full(3, 0.3), 2.0)
     assert "unbroadcast" in for_arrays and "unbroadcast" not in for_numbers
+    assert "unbroadcast" not in array_and_number   # y is a Python number: a scalar
     assert df.source == for_arrays       # the source shown is the one for arrays
     g = df(0.3, 2.0)
     assert type(g) is float and g == pytest.approx(2.0 * np.cos(0.3), rel=1e-15)
