@@ -94,7 +94,7 @@ BAD_CELLS = [
     ("", "def f(x):\n    return np.sum(missing_helper(x))\n", "name 'missing_helper' is not defined"),
     ("", "def f(x):\n    global counter\n    return x\n", "global"),
     ("", "def f(x):\n    return np.sum(np.sinc(x))\n", "no derivative rule for np.sinc"),
-    ("", "def f(x):\n    return sum(v for v in x)\n", "generator expression"),
+    ("", "def f(x):\n    return np.sum(v for v in x)\n", "generator expression"),
     ("", "def f(x):\n    y = x * 2\n    y.sort()\n    return np.sum(y)\n", "in-place update"),
 ]
 
