@@ -122,6 +122,49 @@ def w5_hand(k, x0, v0, c, dt):
 W5_ARGS = (4.0, 1.0, 0.0, 0.1, 0.01)   # k, x0, v0, c, dt
 
 
+# --- W6: a state updated from u[t], 200 steps, w.r.t. u (issue 16) -----------------------------
+# The shape of control, simulation and hand-written RNN problems: a scalar state, one input a
+# step. The same code runs on every framework (it calls no np.* function).
+def w6_cost(u, T0):
+    T = T0
+    c = 0.0
+    for t in range(u.shape[0]):
+        dT = (10.0 - T) * 0.1 + u[t] * 0.5
+        T = T + 0.2 * dT
+        c = c + 0.3 * u[t] * u[t] + (T - 21.0) ** 2
+    return c
+
+
+def w6_hand(u, T0):
+    # T[t+1] = 0.98 T[t] + 0.2 + 0.1 u[t]; c = sum 0.3 u[t]^2 + (T[t+1] - 21)^2
+    n = u.shape[0]
+    Ts = np.empty(n, dtype=u.dtype)
+    T = T0
+    for t in range(n):
+        T = T + 0.2 * ((10.0 - T) * 0.1 + u[t] * 0.5)
+        Ts[t] = T
+    du = np.empty_like(u)
+    dT = 0.0
+    for t in range(n - 1, -1, -1):
+        dT = dT + 2.0 * (Ts[t] - 21.0)
+        du[t] = 0.6 * u[t] + 0.1 * dT
+        dT = 0.98 * dT
+    return du
+
+
+def make_w6_inputs(steps=200, seed=6):
+    """``u`` and the initial state ``T0``, a Python float as a user passes it."""
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=steps), 20.0
+
+
+def w3_hand_saved_bytes(W, xs, h0):
+    """What w3_hand keeps for its backward pass: the hidden states ``hs`` (h0 and one per step
+    taken), in bytes."""
+    taken = sum(1 for t in range(xs.shape[0]) if t % 5 != 0)
+    return (taken + 1) * h0.nbytes
+
+
 # --- the same functions for the baselines --------------------------------------------------------
 def rebind(fn, **modules):
     """``fn`` with the global names in ``modules`` rebound (``np`` -> autograd.numpy or
@@ -161,7 +204,7 @@ def torch_versions():
     def w4b(x):
         return torch.logsumexp(x, dim=(0, 1))
 
-    return dict(W1=w1, W2=w2, W3=w3, W4=w4, W4b=w4b)
+    return dict(W1=w1, W2=w2, W3=w3, W4=w4, W4b=w4b, W6=w6_cost)
 
 
 def tf_versions():
@@ -193,7 +236,7 @@ def tf_versions():
     def w4b(x):
         return tf.reduce_logsumexp(x)
 
-    return dict(W1=w1, W2=w2, W3=w3, W4=w4, W4b=w4b)
+    return dict(W1=w1, W2=w2, W3=w3, W4=w4, W4b=w4b, W6=w6_cost)
 
 
 def autograd_versions():
@@ -203,7 +246,8 @@ def autograd_versions():
     scipy_ns = types.SimpleNamespace(special=asp)
     return dict(W1=rebind(w1_tanh_sq, np=anp), W2=rebind(mlp_loss, np=anp),
                 W3=rebind(rnn_loss, np=anp), W4=rebind(w4_logsumexp, np=anp),
-                W4b=rebind(w4b_logsumexp, scipy=scipy_ns), W5=rebind(w5_spring, np=anp))
+                W4b=rebind(w4b_logsumexp, scipy=scipy_ns), W5=rebind(w5_spring, np=anp),
+                W6=w6_cost)
 
 
 def jax_versions():
@@ -213,7 +257,7 @@ def jax_versions():
     scipy_ns = types.SimpleNamespace(special=jsp)
     return dict(W1=rebind(w1_tanh_sq, np=jnp), W2=rebind(mlp_loss, np=jnp),
                 W3=rebind(rnn_loss, np=jnp), W4=rebind(w4_logsumexp, np=jnp),
-                W4b=rebind(w4b_logsumexp, scipy=scipy_ns))
+                W4b=rebind(w4b_logsumexp, scipy=scipy_ns), W6=w6_cost)
 
 
 # --- a realistic ~40-line function, for the transform time ---------------------------------------

@@ -15,6 +15,7 @@ Workloads (bench/_workloads.py):
     W4   logsumexp of a 1000x1000 array, the max-shifted formula with np.max  (w.r.t. x)
     W4b  the same with scipy.special.logsumexp                                (w.r.t. x)
     W5   damped spring, 200 Euler steps on Python floats                     (w.r.t. k)
+    W6   a scalar state updated from u[t], 200 steps (issue 16)              (w.r.t. u)
 
 Rows, in float64 and float32: gradlab on NumPy vs a hand-written analytic NumPy gradient (HIPS
 autograd alongside); gradlab on torch tensors vs torch.autograd (eager); ``jax.jit(df)`` on JAX
@@ -29,7 +30,10 @@ Targets, judged on the float64 rows (W4's also apply to W4b; W5's inputs are Pyt
 its torch/JAX/TF rows are n/a): NumPy vs hand-written <= 1.25x on W2 and W4, <= 1.5x on W3 and
 W5, <= 2x on W1; torch vs torch.autograd faster on W1 and W3, <= 1.1x on W2 and W4; jax.jit and
 tf.function <= 1.1x; W5 gradient/forward <= 3; transform cold <= 100 ms, cached <= 1 ms; jvp
-<= 3x forward; hvp under jax.jit <= 1.5x.
+<= 3x forward; hvp under jax.jit <= 1.5x. Issue 16: NumPy <= 1.5x hand-written and
+gradient/forward <= 3 on W6, W6's generated code at most twice the hand-written gradient's lines,
+and W3's bytes saved for the backward pass equal to the hand-written gradient's (its hidden
+states); W6's torch/JAX/TF rows are shown without a target.
 
     python bench/gradients.py [--quick] [--strict] [--only W1,W3]
 
@@ -71,13 +75,18 @@ import numpy as np  # noqa: E402
 import _workloads as wl  # noqa: E402
 
 # targets: gradlab / baseline, float64
-NUMPY_LIMITS = {"W1": 2.0, "W2": 1.25, "W3": 1.5, "W4": 1.25, "W4b": 1.25, "W5": 1.5}
+NUMPY_LIMITS = {"W1": 2.0, "W2": 1.25, "W3": 1.5, "W4": 1.25, "W4b": 1.25, "W5": 1.5, "W6": 1.5}
 TORCH_LIMITS = {"W1": 1.0, "W2": 1.1, "W3": 1.0, "W4": 1.1, "W4b": 1.1}   # 1.0: "faster"
 JIT_LIMIT = TF_LIMIT = 1.1
 W5_FORWARD_LIMIT = 3.0
+W6_FORWARD_LIMIT, W6_LINES_LIMIT = 3.0, 2.0
 COLD_LIMIT_S, CACHED_LIMIT_S = 0.100, 0.001
 JVP_LIMIT, HVP_LIMIT = 3.0, 1.5
-WORKLOADS = ("W1", "W2", "W3", "W4", "W4b", "W5")
+WORKLOADS = ("W1", "W2", "W3", "W4", "W4b", "W5", "W6")
+#: the workloads judged on torch, jax.jit and tf.function (W6's rows there have no target)
+FRAMEWORK_TARGETS = ("W1", "W2", "W3", "W4", "W4b", "W5")
+#: figures that are not timings: W6's line counts, W3's bytes saved (see issue16_figures)
+figures: dict[str, Any] = {}
 
 failures: list[dict[str, Any]] = []     # {key, labels, traceback}, see record_failure
 
@@ -112,6 +121,8 @@ def workloads() -> dict[str, Workload]:
         "W4": Workload("W4", wl.w4_logsumexp, 0, wl.w4_hand, lambda dt: cast((big,), dt)),
         "W4b": Workload("W4b", wl.w4b_logsumexp, 0, wl.w4_hand, lambda dt: cast((big,), dt)),
         "W5": Workload("W5", wl.w5_spring, 0, wl.w5_hand, lambda dt: wl.W5_ARGS, floats=True),
+        "W6": Workload("W6", wl.w6_cost, 0, wl.w6_hand,      # T0: a Python float
+                       lambda dt: cast(wl.make_w6_inputs()[:1], dt) + wl.make_w6_inputs()[1:]),
     }
 
 
@@ -370,6 +381,44 @@ def print_row(r: Row) -> None:
 
 
 # --- the rows ------------------------------------------------------------------------------------
+def code_lines(text: str) -> int:
+    """Lines of code: no blank line, comment or docstring."""
+    import ast
+    tree = ast.parse(text)
+    docstrings = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and ast.get_docstring(node) is not None:
+            first = node.body[0]
+            docstrings |= set(range(first.lineno, (first.end_lineno or first.lineno) + 1))
+    return sum(1 for i, line in enumerate(text.splitlines(), start=1)
+               if line.strip() and not line.strip().startswith("#") and i not in docstrings)
+
+
+def issue16_figures(w: Workload, df: Any, args: tuple[Any, ...]) -> None:
+    """W6: the generated gradient's lines next to the hand-written one's; W3: the bytes each
+    keeps for its backward pass (gradlab's counted by ``df.saved_for``)."""
+    try:
+        if w.name == "W6":
+            import textwrap
+            generated = code_lines(df.variant_source(*args))
+            hand = code_lines(textwrap.dedent(inspect.getsource(w.hand)))
+            figures["W6 lines"] = (generated, hand)
+            print(f"{'':<13}W6 code lines: generated {generated}, hand-written {hand} "
+                  f"({generated / hand:.2f}x)", flush=True)
+        if w.name in ("W3", "W6"):
+            report = df.saved_for(*args)
+            mine = report.total_bytes
+            hand = wl.w3_hand_saved_bytes(*args) if w.name == "W3" else None
+            if hand is not None:
+                figures["W3 bytes"] = (mine, hand)
+            print(f"{'':<13}{w.name} bytes saved for the backward pass: gradlab {mine}"
+                  + (f", hand-written {hand} (the hidden states)" if hand is not None else "")
+                  + f"; gradlab saves {', '.join(report.names) or 'nothing'}", flush=True)
+    except Exception as e:
+        record_failure(f"{w.name} figures")
+        print(f"{'':<13}{w.name} figures: ERROR: {short(e)}", flush=True)
+
+
 def checker(want: Any, rtol: float, what: str) -> Callable[[Any], None]:
     def check(got: Any) -> None:
         ok, err = close(got, want, rtol)
@@ -404,6 +453,11 @@ def gradient_rows(bench: Bench, w: Workload, dtype: Any) -> None:
               {"gradlab": checker(want, tol, "gradlab (NumPy)"),
                "autograd": checker(want, tolb, "HIPS autograd")},
               extra={"autograd": lambda: ag_grad(*args)})
+    if w.name == "W6" and dtype == np.float64:
+        bench.row(w.name, dname, "w6fwd", "numpy: gradient vs forward f",
+                  ("gradlab", lambda: df(*args)), ("forward", lambda: w.fn(*args)), {})
+    if dtype == np.float64:
+        issue16_figures(w, df, args)
 
     if w.floats:
         bench.row(w.name, dname, "w5fwd", "floats: gradient vs forward f",
@@ -416,9 +470,9 @@ def gradient_rows(bench: Bench, w: Workload, dtype: Any) -> None:
 
     # PyTorch eager: gradlab on tensors vs torch.autograd
     torch = FW.torch
-    t_args = tuple(torch.from_numpy(a.copy()) for a in args)
+    t_args = tuple(torch.from_numpy(a.copy()) if isinstance(a, np.ndarray) else a for a in args)
     t_leaf = tuple(torch.from_numpy(a.copy()).requires_grad_(i in wrt)
-                   for i, a in enumerate(args))
+                   if isinstance(a, np.ndarray) else a for i, a in enumerate(args))
     t_fn = wl.torch_versions()[w.name]
     t_params = [t_leaf[i] for i in wrt]
 
@@ -431,7 +485,7 @@ def gradient_rows(bench: Bench, w: Workload, dtype: Any) -> None:
 
     # JAX: jax.jit of the generated function vs jax.jit(jax.grad(f))
     jax, jnp = FW.jax, FW.jnp
-    j_args = tuple(jnp.asarray(a) for a in args)
+    j_args = tuple(jnp.asarray(a) if isinstance(a, np.ndarray) else a for a in args)
     j_gl = jax.jit(df)
     j_base = jax.jit(jax.grad(wl.jax_versions()[w.name], argnums=w.wrt))
     bench.row(w.name, dname, "jit", "jax.jit(df) vs jax.jit(jax.grad)",
@@ -442,7 +496,7 @@ def gradient_rows(bench: Bench, w: Workload, dtype: Any) -> None:
 
     # TensorFlow: tf.function of the generated function vs tf.function with a GradientTape
     tf = FW.tf
-    tf_args = tuple(tf.constant(a) for a in args)
+    tf_args = tuple(tf.constant(a) if isinstance(a, np.ndarray) else a for a in args)
     tf_fn = wl.tf_versions()[w.name]
 
     def taped(*xs: Any) -> Any:
@@ -623,7 +677,7 @@ def targets(bench: Bench, transform: dict[str, float | None]) -> list[tuple[str,
     for work, limit in NUMPY_LIMITS.items():
         judge(f"NumPy backend <= {limit}x hand-written on {work}", bench.get(work, d, "numpy"),
               limit)
-    for work in WORKLOADS:
+    for work in FRAMEWORK_TARGETS:
         if work == "W5":
             out.append(("n/a ", "torch backend faster than torch.autograd on W5: inputs are "
                                 "Python floats, no tensors"))
@@ -632,14 +686,29 @@ def targets(bench: Bench, transform: dict[str, float | None]) -> list[tuple[str,
         text = (f"torch backend faster than torch.autograd on {work}" if limit == 1.0 else
                 f"torch backend <= {limit}x torch.autograd on {work}")
         judge(text, bench.get(work, d, "torch"), limit, strict=limit == 1.0)
-    for work in WORKLOADS:
+    for work in FRAMEWORK_TARGETS:
         judge(f"jax.jit(df) <= {JIT_LIMIT}x jax.jit(jax.grad) on {work}",
               bench.get(work, d, "jit"), JIT_LIMIT)
-    for work in WORKLOADS:
+    for work in FRAMEWORK_TARGETS:
         judge(f"tf.function(df) <= {TF_LIMIT}x tf.function+GradientTape on {work}",
               bench.get(work, d, "tf"), TF_LIMIT)
     judge(f"W5 gradient / forward <= {W5_FORWARD_LIMIT}", bench.get("W5", d, "w5fwd"),
           W5_FORWARD_LIMIT)
+    judge(f"W6 gradient / forward <= {W6_FORWARD_LIMIT}", bench.get("W6", d, "w6fwd"),
+          W6_FORWARD_LIMIT)
+    if "W6 lines" in figures:
+        generated, hand = figures["W6 lines"]
+        out.append(("PASS" if generated <= W6_LINES_LIMIT * hand else "FAIL",
+                    f"W6 generated code <= {W6_LINES_LIMIT:g}x the hand-written gradient's "
+                    f"lines: {generated} vs {hand} ({generated / hand:.2f}x)"))
+    else:
+        out.append(("----", "W6 generated code lines: not measured in this run (--only)"))
+    if "W3 bytes" in figures:
+        mine, hand = figures["W3 bytes"]
+        out.append(("PASS" if mine is not None and mine <= hand else "FAIL",
+                    f"W3 bytes saved for the backward pass == hand-written's: {mine} vs {hand}"))
+    else:
+        out.append(("----", "W3 bytes saved: not measured in this run (--only)"))
     cold, cached = transform["cold"], transform["cached"]
     out.append(("FAIL" if cold is None or cold > COLD_LIMIT_S else "PASS",
                 f"transform of a ~40-line function, cold <= {COLD_LIMIT_S * 1e3:.0f} ms: "

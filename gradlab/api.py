@@ -122,24 +122,30 @@ class GeneratedFunction:
         p.text(self.source)
 
     def implementation(self, framework: str, device: Any = None,
-                       scalars: frozenset[str] = frozenset(), signature: Any = None
-                       ) -> Callable[..., Any]:
+                       scalars: frozenset[str] = frozenset(), signature: Any = None,
+                       functional: bool = False) -> Callable[..., Any]:
         """The compiled function bound to one backend's namespace (and, for plain Python
         numbers, the variant specialized for the parameters that are numbers; for a
-        ``signature``, the variant specialised for those shapes)."""
-        key = (framework, device, scalars) if signature is None else (
-            framework, device, scalars, signature)
+        ``signature``, the variant specialised for those shapes). ``functional``: the code
+        whose gradient buffers are not updated in place (arrays that cannot change, torch
+        under autograd; see :mod:`gradlab.codegen.inplace`)."""
+        functional = functional or not get_backend(framework).updates_in_place
+        key = (framework, device, scalars, functional) if signature is None else (
+            framework, device, scalars, functional, signature)
         impl = self._impls.get(key)
         if impl is None:
             variant = self._variant(scalars, dialect_of(framework), signature)
             if signature is not None and variant is self._variant(scalars,
                                                                   dialect_of(framework)):
-                impl = self.implementation(framework, device, scalars)   # nothing to gain
+                impl = self.implementation(framework, device, scalars,   # nothing to gain
+                                           functional=functional)
                 self._impls[key] = impl
                 return impl
             free = bind_free(variant.free, self.fn)
             free["gl"] = backend(framework, device)
-            impl = variant.factory(**free)[variant.name]
+            factory = variant.functional if functional and variant.functional else \
+                variant.factory
+            impl = factory(**free)[variant.name]
             self._impls[key] = impl
         return impl
 
@@ -156,8 +162,8 @@ class GeneratedFunction:
         framework = common_framework(args)
         signature = self._signature(args, framework)
         if signature is not None:
-            return self._variant(frozenset(), dialect_of(framework),  # type: ignore[no-any-return]
-                                 signature).source.text
+            return self._variant(self._scalars(args),  # type: ignore[no-any-return]
+                                 dialect_of(framework), signature).source.text
         return self.variant_source(*args)
 
     def _signature(self, args: tuple[Any, ...], framework: str) -> Any:
@@ -184,8 +190,7 @@ class GeneratedFunction:
         """The transform's variant these inputs run, its free values bound to this function's
         own."""
         framework = common_framework(args)
-        scalars = self._scalars(args) if framework == PYTHON else frozenset()
-        variant = self._variant(scalars, dialect_of(framework))
+        variant = self._variant(self._scalars(args), dialect_of(framework))
         return dataclasses.replace(variant, free=bind_free(variant.free, self.fn))
 
     def _variant(self, scalars: frozenset[str], dialect: str | None = None,
@@ -219,12 +224,26 @@ class GeneratedFunction:
         return seed
 
     def _scalars(self, args: tuple[Any, ...]) -> frozenset[str]:
-        return frozenset(p for p, a in zip(self.params, args)
-                         if type(a) is float or type(a) is int)
+        """The parameters given Python numbers: their variant knows they have shape ``()``
+        (whatever framework the other arguments come from), so it writes no ``unbroadcast``
+        or ``broadcast_like`` that cannot change them. With them, the parameters read at an
+        integer index (``u[t]``) that are given 1-d arrays, marked ``u:ndim=1``: their
+        variant knows ``u[t]`` is a scalar."""
+        numbers = frozenset(p for p, a in zip(self.params, args)
+                            if type(a) is float or type(a) is int)
+        indexed = getattr(self._transform, "indexed", ())
+        if not indexed:
+            return numbers
+        from .codegen.shapes import VECTOR_MARK
+        return numbers | frozenset(p + VECTOR_MARK for p, a in zip(self.params, args)
+                                   if p in indexed and getattr(a, "ndim", None) == 1)
 
     def _select(self, args: tuple[Any, ...]) -> tuple[Callable[..., Any], Any]:
         types = tuple(map(type, args))
-        hit = self._by_types.get(types)
+        # where a variant depends on the inputs' ranks (see _scalars), the types do not say
+        # which variant runs: nothing is cached by types
+        ranked = bool(getattr(self._transform, "indexed", ()))
+        hit = None if ranked else self._by_types.get(types)
         if hit is not None:          # seen these argument types before (not where the device
             if hit[2] is None:       # picks the namespace: the types do not say the device)
                 return hit[0], hit[1]
@@ -234,12 +253,14 @@ class GeneratedFunction:
         fw = common_framework(args)
         framework = get_backend(fw)
         device = framework.call_device(args) if framework.binds_device else None
-        scalars = self._scalars(args) if fw == PYTHON else frozenset()
-        impl = self._impls.get((fw, device, scalars)) or self.implementation(fw, device, scalars)
+        scalars = self._scalars(args)
+        functional = framework.updates_functionally(args)
+        impl = self._impls.get((fw, device, scalars, functional)) or self.implementation(
+            fw, device, scalars, functional=functional)
         generic, table = impl, None
         signature = self._signature(args, fw)
         if signature is not None:
-            impl = self.implementation(fw, device, scalars, signature)
+            impl = self.implementation(fw, device, scalars, signature, functional)
             if impl is generic:      # these shapes gain nothing: later calls skip the lookup
                 try:
                     self._signatures[_signature_key(args)] = None
@@ -248,7 +269,8 @@ class GeneratedFunction:
             table = hit[2] if hit is not None else ({} if impl is not generic else None)
             if table is not None and len(table) < 64:
                 table[shape_key(args)] = impl
-        if hit is None and not framework.binds_device and len(self._by_types) < 64:
+        if hit is None and not framework.binds_device and not ranked and \
+                len(self._by_types) < 64:
             self._by_types[types] = (generic, fw, table)
             if not framework.typed_seed and not self.many and self.wrt_index < len(args) and (
                     self.mode == "grad" and not self.options.get("preserve_result")) and (
@@ -275,6 +297,20 @@ class GradientFunction(GeneratedFunction):
             return inspect.signature(self.fn)
         except (TypeError, ValueError):
             return None
+
+    @property
+    def saved(self) -> Any:
+        """What the forward pass saves for the backward pass, and why: each saved value, the
+        line of yours that computes it and the backward lines that read it (a
+        :class:`gradlab.saved.SavedReport`; :meth:`saved_for` adds sizes from a run)."""
+        from .saved import saved_values
+        return saved_values(self._source, self.name)
+
+    def saved_for(self, *args: Any, **kwargs: Any) -> Any:
+        """:attr:`saved` for these inputs, with what one run saves: steps, shape, dtype, bytes
+        per step and in all (the gradient runs once, compiled again with a counting hook)."""
+        from .saved import measure
+        return measure(self, args, kwargs)
 
     def __call__(self, *args: Any, seed: Any = None, **kwargs: Any) -> Any:
         # one argument is the common case, and W1's whole gradient takes ~4 µs: (type(a),)
@@ -528,8 +564,9 @@ def _second_derivative(df: GradientFunction, wrt: Wrt, optimized: bool) -> Calla
     return second
 
 
-def _reverse(fn: Any, wrt: Wrt, optimized: bool, mode: str, options: dict[str, Any]
-             ) -> Any:
+def _reverse(fn: Any, wrt: Wrt, optimized: bool, mode: str, options: dict[str, Any],
+             checkpoint: Any = None) -> Any:
+    checkpoint = _checkpoint_option(checkpoint)
     if isinstance(fn, GradientFunction):
         return _second_derivative(fn, wrt, optimized)
     if isinstance(fn, GeneratedFunction):
@@ -539,10 +576,10 @@ def _reverse(fn: Any, wrt: Wrt, optimized: bool, mode: str, options: dict[str, A
     if not isinstance(fn, types.FunctionType):
         parse_function(fn)    # says why it cannot be differentiated
     parts, anchors = reverse_key(fn)
-    key = ("reverse", fn.__code__, names, many, optimized, parts, rules_version())
+    key = ("reverse", fn.__code__, names, many, optimized, parts, rules_version(), checkpoint)
     transform = _cache.get(key)
     if transform is None:
-        transform = _transforms().Transform(fn, names, optimized)
+        transform = _transforms().Transform(fn, names, optimized, checkpoint)
         _cache.put(key, transform, anchors)
     main = transform.main
     df = GradientFunction(fn, transform, main.source, main.filename, main.name,
@@ -663,12 +700,13 @@ class HVPFunction(JVPFunction):
     gradient: GradientFunction | None = None
 
     def implementation(self, framework: str, device: Any = None,
-                       scalars: frozenset[str] = frozenset(), signature: Any = None
-                       ) -> Callable[..., Any]:
+                       scalars: frozenset[str] = frozenset(), signature: Any = None,
+                       functional: bool = False) -> Callable[..., Any]:
         """Forward mode over the gradient that ``grad`` runs for this framework's inputs,
-        bound to that framework's namespace (``signature``: unused, as for any jvp)."""
+        bound to that framework's namespace (``signature``: unused, as for any jvp; its code
+        updates nothing in place: ``functional`` changes nothing)."""
         if self.gradient is None:
-            return super().implementation(framework, device, scalars)
+            return super().implementation(framework, device, scalars, functional=functional)
         key = (framework, device, scalars)
         impl = self._impls.get(key)
         if impl is None:
@@ -868,8 +906,22 @@ def _forward_over(g: GradientFunction, framework: str, optimized: bool) -> Forwa
     return transform
 
 
+def _checkpoint_option(checkpoint: Any) -> Any:
+    """``checkpoint=`` as the generator takes it: None (off), True (the schedule's default
+    number of snapshots) or a number of snapshots."""
+    if checkpoint is None or checkpoint is False:
+        return None
+    if checkpoint is True:
+        return True
+    if isinstance(checkpoint, int) and checkpoint >= 0:
+        return int(checkpoint)
+    raise GradlabError(f"checkpoint= takes True (snapshots chosen for the loop's length) or a "
+                       f"number of snapshots (an int >= 0), not {checkpoint!r}")
+
+
 def grad(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True,
-         preserve_result: bool = False, check: bool = True) -> GradientFunction:
+         preserve_result: bool = False, check: bool = True, checkpoint: Any = None
+         ) -> GradientFunction:
     """The gradient of ``f`` as a new, readable Python function (reverse mode).
 
     ``wrt`` is a parameter index or name, or a tuple of them (then the gradients come as a
@@ -882,15 +934,21 @@ def grad(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True,
     code computed; a difference raises :class:`gradlab.guard.ForwardMismatchError` naming your
     first line whose value differs (see :mod:`gradlab.guard`). ``check=False`` saves that one
     extra call of ``f``.
+
+    ``checkpoint=True`` (or a number of snapshots) reverses each ``for`` loop at the top level
+    of ``f``'s body with a binomial checkpointing schedule instead of a tape: the forward pass
+    keeps snapshots of the state the loop carries, the backward pass recomputes segments from
+    them (less memory, more time; see :mod:`gradlab.codegen.checkpoint`). The gradient is the
+    same. A loop that cannot be checkpointed (a ``while``, a ``break``) is refused at its line.
     """
     return _reverse(f, wrt, optimized, "grad", {"preserve_result": preserve_result,
-                                                "check": check})
+                                                "check": check}, checkpoint)
 
 
 def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True,
-                   check: bool = True) -> GradientFunction:
+                   check: bool = True, checkpoint: Any = None) -> GradientFunction:
     """Like :func:`grad`, but the call returns ``(value, gradients)``."""
-    return _reverse(f, wrt, optimized, "value_and_grad", {"check": check})
+    return _reverse(f, wrt, optimized, "value_and_grad", {"check": check}, checkpoint)
 
 
 def stop_gradient(x: Any) -> Any:

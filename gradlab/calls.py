@@ -100,8 +100,9 @@ def explain_framework_error(df: Any, error: Exception) -> None:
                     f"or a float literal such as 1.0 for a count), or pass NumPy arrays"
                 ) from error
     note = f"gradlab: raised{where}"
-    if where and note not in getattr(error, "__notes__", ()):
-        error.add_note(note)
+    add_note = getattr(error, "add_note", None)      # Python 3.11 and later
+    if where and add_note is not None and note not in getattr(error, "__notes__", ()):
+        add_note(note)
 
 
 def _framework_of(error: BaseException) -> str:

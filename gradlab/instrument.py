@@ -11,6 +11,7 @@ import ast
 from typing import Any
 
 from .codegen.emit import compile_source
+from .codegen.inplace import functional_updates
 from .tensor.detect import common_framework
 from .tensor.registry import backend
 
@@ -62,6 +63,9 @@ def instrumented(df: Any, args: tuple[Any, ...], record: Any) -> tuple[Any, Any,
     source, name = variant.source, variant.name
 
     def instrument(tree: ast.Module) -> None:
+        # each step's value of a gradient buffer is recorded as it was then: updates in place
+        # (du[t] += du_t) run as new arrays here, and are recorded like other assignments
+        functional_updates(tree)
         _Instrument(name).visit(tree)
         ast.fix_missing_locations(tree)
 

@@ -22,6 +22,7 @@ from .cache import unbound
 from .calls import several_outputs
 from .codegen import ir
 from .codegen.emit import Source, compile_source
+from .codegen.inplace import functional_updates, has_updates_in_place
 from .codegen.ranks import Signature
 from .codegen.program import Program, Unit, compile_program, normalize_function, \
     written_dialect
@@ -38,6 +39,9 @@ class Variant:
     name: str                                # the function of the variant the caller runs
     free: dict[str, Any]                     # the values the factory takes (``gl`` unset)
     seed_name: str | None = None             # a gradient's seed parameter (None for a jvp)
+    #: the factory of the same text with its updates in place (``du[t] += du_t``) written as
+    #: ``du = gl.index_add(du, t, du_t)``, for arrays that cannot change (None: it has none)
+    functional: Callable[..., dict[str, Any]] | None = None
 
 
 class Transform:
@@ -53,9 +57,11 @@ class Transform:
     #: signature)``); an edited gradient's stand-in has none
     specializes = True
 
-    def __init__(self, fn: Any, wrt: tuple[str, ...], optimized: bool) -> None:
+    def __init__(self, fn: Any, wrt: tuple[str, ...], optimized: bool,
+                 checkpoint: Any = None) -> None:
         self.wrt = wrt
         self.optimized = optimized
+        self.checkpoint = checkpoint
         self.dialect = written_dialect(fn) or "numpy"
         self.follows_inputs = written_dialect(fn) is None
         self.dialect_sensitive = False
@@ -64,6 +70,9 @@ class Transform:
         self.unchecked: dict[tuple[type, ...], str] = {}
         self.outputs: SeveralOutputs | None = None
         self.value_name: str | None = None
+        #: parameters read at an integer index: a call passing 1-d arrays there gets a variant
+        #: that knows ``u[t]`` is a scalar (see gradlab.codegen.shapes.VECTOR_MARK)
+        self.indexed: frozenset[str] = frozenset()
         start = time.perf_counter()
         self.main = in_either_dialect(self, fn)
         self.seconds = time.perf_counter() - start
@@ -79,7 +88,10 @@ class Transform:
             generic = self.variant(scalars, fn, dialect) if signature is not None else None
             unit = normalize_function(fn, dialect)
             self.outputs = several_outputs_of(unit)
-            program = Program(unit, optimized=self.optimized, dialect=dialect)
+            program = Program(unit, optimized=self.optimized, dialect=dialect,
+                              checkpoint=self.checkpoint)
+            if not scalars and signature is None:
+                self.indexed = frozenset(program.indexed())
             gradient = program.gradient(list(self.wrt), scalars, signature)
             source = program.source()
             if generic is not None and signature is not None:
@@ -87,11 +99,12 @@ class Transform:
                     self.variants[(scalars, dialect, signature)] = generic
                     return generic
                 source = with_header(source, f"# specialised for {signature.describe()}")
-            factory, filename = compile_source(
-                source.text, fn.__globals__, program.free, gradient.name,
-                transform=also_return(gradient.name, gradient.value_name))
+            returned = also_return(gradient.name, gradient.value_name)
+            factory, filename = compile_source(source.text, fn.__globals__, program.free,
+                                               gradient.name, transform=returned)
             hit = Variant(factory, source, filename, gradient.name, unbound(program.free, fn),
-                          gradient.seed)
+                          gradient.seed, functional_twin(source.text, fn.__globals__,
+                                                         program.free, gradient.name, returned))
             self.variants[(scalars, dialect, signature)] = hit
             self.dialect_sensitive = self.dialect_sensitive or program.dialect_sensitive
             if signature is None:
@@ -138,6 +151,22 @@ class ForwardTransform:
             self.variants[(scalars, dialect)] = hit
             self.dialect_sensitive = self.dialect_sensitive or program.dialect_sensitive
         return hit
+
+
+def functional_twin(text: str, user_globals: dict[str, Any], free: dict[str, Any], label: str,
+                    transform: Callable[[ast.Module], None] | None = None
+                    ) -> Callable[..., dict[str, Any]] | None:
+    """``text`` compiled with its updates in place written functionally (see
+    :mod:`gradlab.codegen.inplace`), for JAX, TensorFlow and torch under autograd; None when
+    it has none."""
+    if not has_updates_in_place(text):
+        return None
+
+    def both(tree: ast.Module) -> None:
+        functional_updates(tree)
+        if transform is not None:
+            transform(tree)
+    return compile_source(text, user_globals, free, label, transform=both)[0]
 
 
 def in_either_dialect(transform: Any, *fn: Any) -> Variant:

@@ -21,3 +21,14 @@ def test_gpu_check_without_gpu_exits_cleanly():
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stdout + out.stderr
     assert ("no CUDA GPU" in out.stdout) or ("PASS" in out.stdout)
+
+
+def test_panel_latency_runs_in_process():
+    """bench/panel_latency.py's in-process part (the browser part is the browser test's
+    harness, exercised by tests/kernel_ext/test_browser.py)."""
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "panel_latency.py"), "--quick",
+                          "--no-browser"], capture_output=True, text=True, timeout=600,
+                         cwd=ROOT)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "the magic, in all" in out.stdout and "panel widgets" in out.stdout, out.stdout
+    assert "not measured (--no-browser)" in out.stdout, out.stdout

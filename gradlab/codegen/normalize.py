@@ -543,6 +543,10 @@ class Normalizer:
 
     def _call(self, node: gast.Call) -> tuple[Op, str]:
         res = self.resolver.call(node)
+        if res.kind != "prim":
+            indexed = self._size_of_dim(node)
+            if indexed is not None:
+                return self.op(indexed)
         if res.kind == "prim":
             return self._prim(res, node)
         if res.kind == "user":
@@ -565,12 +569,27 @@ class Normalizer:
         return (Op(OpKind.STATIC, node=node, source=res.label, callee=res.callee, unknown=True),
                 res.label.split(".")[-1])
 
+    def _size_of_dim(self, node: gast.Call) -> gast.expr | None:
+        """torch's ``x.size(d)``: the shape's entry ``d``, as ``x.size()[d]`` (where
+        ``x.size()`` means the shape; NumPy's ``x.size`` is not called)."""
+        func = node.func
+        if not (isinstance(func, gast.Attribute) and func.attr == "size" and len(node.args) == 1
+                and not node.keywords):
+            return None
+        whole = gast.Call(func=func, args=[], keywords=[])
+        res = self.resolver.call(whole)
+        if res.kind != "prim" or res.prim != "shape":
+            return None
+        return gast.copy_location(gast.Subscript(value=gast.copy_location(whole, node),
+                                                 slice=node.args[0], ctx=gast.Load()), node)
+
     def _prim(self, res: Resolution, node: gast.Call) -> tuple[Op, str]:
         prim, bound = res.prim, res.args
         if prim == "array":
             prim, bound = _conversion(bound, self.lists)
             if prim == "copy" and res.conversion == "same":
-                return Op(OpKind.COPY, args=[self.atom(bound["x"])]), "array"
+                return Op(OpKind.COPY, args=[self.atom(bound["x"])], style="conversion"), \
+                    "array"
             if prim == "copy" and res.conversion == "detached":
                 prim = "stop_gradient"
         word = _prim_word(prim) if prim != "copy" else "array"
@@ -591,7 +610,8 @@ class Normalizer:
         expanded = None if custom else expand(prim, self._bind_temp, args, kwargs)
         if expanded is not None:
             return expanded, hint
-        return Op(OpKind.PRIM, prim, args, kwargs, source=res.label), hint
+        style = "conversion" if res.prim == "array" else "call"
+        return Op(OpKind.PRIM, prim, args, kwargs, style=style, source=res.label), hint
 
     def _operands(self, prim: str, bound: dict[str, Any], res: Resolution, node: gast.Call,
                   custom: bool) -> tuple[list[ir.Atom], dict[str, ir.Atom]]:

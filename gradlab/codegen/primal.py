@@ -48,7 +48,7 @@ class Emitter:
 
     def op_expr(self, op: Op) -> gast.expr:
         if op.kind is OpKind.COPY:
-            return self.atom(op.args[0])
+            return self._converted(op) or self.atom(op.args[0])
         if op.kind in (OpKind.TUPLE, OpKind.LIST):
             elts = [self.atom(a) for a in op.args]
             return gast.Tuple(elts=elts, ctx=gast.Load()) if op.kind is OpKind.TUPLE else gast.List(
@@ -79,7 +79,7 @@ class Emitter:
             return gast.Subscript(value=self.atom(op.args[0]), slice=self.atom(index),
                                   ctx=gast.Load())
         if prim == "copy":
-            return self.atom(op.args[0])
+            return self._converted(op) or self.atom(op.args[0])
         if prim == "sum_list":
             return call(name("sum"), [self.atom(op.args[0])])
         spelled = self._as_written(op)
@@ -90,6 +90,16 @@ class Emitter:
             return call(name(self.portable_name(fn)), [self.atom(a) for a in op.args],
                         {k: self.atom(v) for k, v in op.kwargs.items()})
         return self.gl_call(prim, op.args, op.kwargs)
+
+    def _converted(self, op: Op) -> gast.expr | None:
+        """``np.array(v)``/``np.asarray(v)`` of a value no gradient flows through (a list made
+        by ``x.tolist()``, a count): a new array of the backend's, as the call makes (kept as
+        the value itself, a list stays a list, which torch or TensorFlow cannot compute with).
+        A value that carries a gradient is already an array: the conversion is the identity."""
+        value = op.args[0]
+        if op.style != "conversion" or not isinstance(value, str) or self.activity.active(value):
+            return None
+        return self.gl_call("array", [value], {})
 
     def _as_written(self, op: Op) -> gast.expr | None:
         """A NumPy or ``math`` call on plain numbers keeps its own spelling (``np.sin(c)``):

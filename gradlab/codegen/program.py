@@ -36,6 +36,7 @@ from .forward import Forward, tangent_reads_old
 from .invariance import freeze_shifts
 from .naming import Names
 from .normalize import Normalizer, assigned_names
+from .inplace import update_in_place
 from .optimize import optimize
 from .parse import ParsedFunction, is_generated, parse_function
 from .prepare import NeedsOwnName, Prepared, prepare
@@ -45,7 +46,8 @@ from .resolve import Resolver
 from .reverse import Reverse, keeps_old_and_new
 from .rules import custom_rule_for
 from .ranks import Signature, infer_shapes
-from .shapes import SCALAR, shape_classes
+from .saves import drop_stacks, list_names, unread_stacks
+from .shapes import SCALAR, indexed_parameters, shape_classes, vector_facts
 from .textbook import Textbook, fill_spreads
 
 GL = "gl"
@@ -140,6 +142,7 @@ class Program:
     main: Unit
     optimized: bool = True
     dialect: str = "numpy"
+    checkpoint: Any = None     # grad(f, checkpoint=...): the main function's loops checkpointed
     defs: list[gast.FunctionDef] = field(default_factory=list)
     units: dict[Any, Unit] = field(default_factory=dict)
     done: dict[Any, str] = field(default_factory=dict)
@@ -263,22 +266,35 @@ class Program:
         prepare(fn, names, mode.needs_own_name,                             # prepare
                 hoisting=self.optimized and mode.hoists)
         activity = self.activity(fn, wrt, arrays)                           # analyze
-        classes = shape_classes(fn, set(scalars) | number_params(unit.ir.params, arrays))
+        numbers, vectors = vector_facts(scalars)
+        classes = shape_classes(fn, numbers | number_params(unit.ir.params, arrays), vectors)
         return Prepared(fn, names, emitter, activity, classes)
 
     def add(self, fn_def: gast.FunctionDef, unit: Unit, keep: set[str],
-            shapes: dict[str, Any] | None = None) -> None:
+            shapes: dict[str, Any] | None = None, stacks: Any = ()) -> None:
         """A generated function, optimized (keeping the names in ``keep``; ``shapes``: a
-        gradient's shape classes, for its product rewrites)."""
+        gradient's shape classes, for its product rewrites). ``stacks``: an adjoint's stacks;
+        those whose values its backward pass never reads are dropped (:mod:`.saves`)."""
         if self.optimized:
             optimize(fn_def, keep, unit.user_names, shapes)                 # optimize
+        unread = unread_stacks(fn_def, stacks, keep) if stacks else set()
+        if unread:
+            drop_stacks(fn_def, unread)
+            if self.optimized:   # what was computed only to be saved goes too
+                optimize(fn_def, keep, unit.user_names)
         self.defs.append(fn_def)
+
+    def indexed(self) -> set[str]:
+        """The main function's parameters that a variant may know to be 1-d arrays (see
+        :func:`.shapes.indexed_parameters`)."""
+        return indexed_parameters(self.main.ir)
 
     def gradient(self, wrt: list[str], scalars: frozenset[str] = frozenset(),
                  signature: Signature | None = None) -> Gradient:
         """The gradient of the main function (shown first), for inputs whose parameters in
-        ``scalars`` are Python numbers; ``signature``: the shapes a call showed, for the
-        variant written as a textbook writes it (see :mod:`.textbook`)."""
+        ``scalars`` are Python numbers (and, marked ``u:ndim=1``, 1-d arrays); ``signature``:
+        the shapes a call showed, for the variant written as a textbook writes it (see
+        :mod:`.textbook`)."""
         unit = self.main
         fname = self.reserve("d" + unit.ir.name + "".join(f"_d{n}" for n in wrt))
         prepared = self.derivative(unit, REVERSE, wrt, None, scalars)
@@ -288,7 +304,7 @@ class Program:
             for value, shape in shapes.items():     # equal shapes: one class
                 prepared.classes[value] = SCALAR if shape == () else f"shape:{shape}"
             textbook = Textbook(shapes, signature, GL)
-        builder = Reverse(self, unit, prepared, wrt, 1.0, fname)
+        builder = Reverse(self, unit, prepared, wrt, 1.0, fname, self.checkpoint)
         builder.textbook = textbook
         if builder.fn.result == unit.ir.name:
             # `return <expr>` keeps its value in a variable named after the function, whose
@@ -297,9 +313,10 @@ class Program:
             # a caller passes it by.
             builder.adjoints[builder.fn.result] = builder.names.fresh("seed")
         fn_def = builder.build()                                            # differentiate
-        self.add(fn_def, unit, {builder.value_name}, builder.classes)
+        self.add(fn_def, unit, {builder.value_name}, builder.classes, builder.stacks.values())
         if textbook is not None:
             fill_spreads(fn_def, textbook)
+        update_in_place(fn_def)
         self.defs.insert(0, self.defs.pop())   # the gradient first, helpers after
         return Gradient(fname, builder.seed, builder.value_name)
 
@@ -311,7 +328,10 @@ class Program:
         fname = self.reserve(label)
         fn_def = Forward(self, unit, self.derivative(unit, FORWARD, wrt, None, scalars), wrt,
                          fname).build()                                     # differentiate
-        self.add(fn_def, unit, keep or set())
+        # over gradient code (hvp), the stacks and their tangents' are the gradient's: a
+        # tangent whose backward pass reads only the value's shape is not kept either
+        self.add(fn_def, unit, keep or set(),
+                 stacks=list_names(fn_def) if is_generated(unit.fn) else ())
         self.defs.insert(0, self.defs.pop())
         return fname
 
@@ -355,7 +375,8 @@ class Program:
         builder = Reverse(self, unit, self.derivative(unit, REVERSE, wrt, array_params(unit, mask)),
                           wrt, REQUIRED, fname)
         fn_def = builder.build()                                            # differentiate
-        self.add(fn_def, unit, set(), builder.classes)
+        self.add(fn_def, unit, set(), builder.classes, builder.stacks.values())
+        update_in_place(fn_def)
         return fname
 
     def jvp(self, fn: Any, active: tuple[int, ...], mask: tuple[bool, ...] | None = None

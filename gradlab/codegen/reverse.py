@@ -24,6 +24,7 @@ from typing import Any, Union
 
 import gast
 
+from . import checkpoint as checkpointing
 from . import ir, trees
 from .analyze import array_arguments
 from .build import REQUIRED, assign, attr, call, comment, const, expr_stmt, for_, function_def, \
@@ -139,10 +140,12 @@ class Reverse(StatementRules[list[PlanItem]]):
     """Builds the adjoint function of one prepared function.
 
     ``seed_default``: the default of the seed parameter (1.0 for the gradient the user calls,
-    :data:`REQUIRED` for a vjp helper, which generated callers pass every argument)."""
+    :data:`REQUIRED` for a vjp helper, which generated callers pass every argument).
+    ``checkpoint``: None, or the loops at the top level are checkpointed (:mod:`.checkpoint`)
+    with that many snapshots (True: the schedule's default)."""
 
     def __init__(self, program: Any, unit: Any, prepared: Prepared, wrt: list[str],
-                 seed_default: Any, func_name: str) -> None:
+                 seed_default: Any, func_name: str, checkpoint: Any = None) -> None:
         self.program = program
         self.unit = unit
         self.fn = prepared.fn
@@ -170,6 +173,9 @@ class Reverse(StatementRules[list[PlanItem]]):
         #: the shapes a variant specialised for its call's signature knows (None: generic)
         self.textbook: Textbook | None = None
         self._size_alias: dict[str, str] | None = None
+        self.checkpoint = checkpoint
+        self.checkpointed: dict[int, checkpointing.CheckpointedLoop] = {}
+        self.taping = True     # False while a checkpointed loop's untaped copy is written
 
     # --- names ------------------------------------------------------------------------------
     def adj(self, v: str) -> str:
@@ -224,6 +230,10 @@ class Reverse(StatementRules[list[PlanItem]]):
             for t in ir.stmt_writes(st):
                 self.first_def.setdefault(t, self.order[id(st)])
         self._plan_control(body)
+        if self.checkpoint is not None:
+            self.checkpointed = checkpointing.plan_checkpoints(
+                self.fn, self._active_block, self._defined_before, self.names.fresh)
+            self.program.free.update(checkpointing.FREE)
         self._place_grad_of(body)
         for s in ir.walk(body):
             if self._active(s):
@@ -496,9 +506,24 @@ class Reverse(StatementRules[list[PlanItem]]):
     def _count(self, counter: str) -> gast.stmt:
         return assign(counter, gast.BinOp(left=name(counter), op=gast.Add(), right=const(1)))
 
+    def _untaped(self, stmts: list[ir.Stmt]) -> list[gast.stmt]:
+        """The forward code of ``stmts`` without pushes (a checkpointed loop's steps)."""
+        self.taping = False
+        self.emitter.last_origin[0] = None    # each copy of the steps quotes the user's lines
+        try:
+            return self._forward_block(stmts)
+        finally:
+            self.taping = True
+            self.emitter.last_origin[0] = None
+
     def _forward_stmt(self, s: ir.Stmt, out: list[gast.stmt]) -> None:
         e = self.emitter
-        plan = self.plans.get(id(s))
+        if id(s) in self.checkpointed and isinstance(s, ir.For):
+            out.extend(checkpointing.forward_sweep(
+                s, self.checkpointed[id(s)], _forward_range(e, s), _snapshots(self.checkpoint),
+                self._untaped(s.body)))
+            return
+        plan = self.plans.get(id(s)) if self.taping else None
         pushes = [self._push(v) for v in (plan.pushed if plan and plan.push else [])]
         restores = plan is not None and plan.push is Push.RESTORE
         if isinstance(s, ir.If):
@@ -513,7 +538,7 @@ class Reverse(StatementRules[list[PlanItem]]):
             return
         if isinstance(s, (ir.For, ir.While)):
             body = [self._count(s.counter)] if s.counter else []
-            if isinstance(s, ir.For) and s.counter and s.target in self.needed:
+            if isinstance(s, ir.For) and s.counter and s.target in self.needed and self.taping:
                 body.append(self._push(s.target))
             body += self._forward_block(s.body)
             out.append(for_(s.target, e.loop_range(s), body) if isinstance(s, ir.For)
@@ -706,7 +731,13 @@ class Reverse(StatementRules[list[PlanItem]]):
             rng = call(name("range"), [name(str(s.counter))])
             target = "_"
         out.append(comment(_loop_text(s), s.origin.lineno if s.origin else 0))
-        out.append(for_(target, rng, _pretty_loop_body(body)))
+        if id(s) in self.checkpointed and isinstance(s, ir.For):
+            advance, taped = self._untaped(s.body), self._forward_block(s.body)
+            self.emitter.last_origin[0] = None
+            out.extend(checkpointing.backward_sweep(s, self.checkpointed[id(s)], advance, taped,
+                                                    body))
+        else:
+            out.append(for_(target, rng, _pretty_loop_body(body)))
         state.clear()
         state |= entry
 
@@ -829,6 +860,21 @@ class Reverse(StatementRules[list[PlanItem]]):
 
 
 # --- small helpers ----------------------------------------------------------------------------------
+def _forward_range(e: Any, s: ir.For) -> gast.expr:
+    """The range a checkpointed loop runs over, as a ``range`` (its schedule slices it):
+    ``range(n)[::-1]`` for a loop over ``reversed(range(n))``."""
+    if not s.reverse:
+        return e.loop_range(s)
+    return gast.Subscript(value=e.loop_range(s, backward=True),
+                          slice=gast.Slice(lower=None, upper=None, step=const(-1)),
+                          ctx=gast.Load())
+
+
+def _snapshots(checkpoint: Any) -> int | None:
+    """The number of snapshots ``checkpoint=`` names (None: the schedule's default)."""
+    return None if checkpoint is True else int(checkpoint)
+
+
 def _self_contributed(plan: Plan | None, target: str) -> bool:
     """Whether ``s`` contributes to the gradient of its own target (``y = y + x`` in a loop):
     then that gradient stays alive through it."""

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import gast
+
 from ..errors import GradlabError
 from ..tensor import primitive as kinds
 from ..tensor.spec import names_with
@@ -21,9 +23,57 @@ _SAME_SHAPE_UNARY = SAME_SHAPE_UNARY
 #: Elementwise on exactly ``x`` and ``y``: the result has their broadcast shape.
 BINARY = names_with(kinds.BINARY)
 _REDUCTIONS = names_with(kinds.REDUCTION)
+_CREATION = names_with(kinds.CREATION)
 
 
-def shape_classes(fn: ir.Function, scalar_params: set[str]) -> dict[str, Any]:
+#: How a variant's key marks a parameter known to hold a 1-d array (``u:ndim=1``): its
+#: entries at an integer index (``u[t]``) have shape ``()``.
+VECTOR_MARK = ":ndim=1"
+
+
+def vector_facts(scalars: Any) -> tuple[set[str], set[str]]:
+    """A variant's key split into (parameters holding Python numbers, parameters holding 1-d
+    arrays)."""
+    vectors = {s[:-len(VECTOR_MARK)] for s in scalars if s.endswith(VECTOR_MARK)}
+    return {s for s in scalars if not s.endswith(VECTOR_MARK)}, vectors
+
+
+def indexed_parameters(fn: ir.Function) -> set[str]:
+    """The parameters read at an integer index (``u[t]`` in a ``range`` loop, ``u[0]``): those
+    whose rank a variant may know (see :data:`VECTOR_MARK`)."""
+    ints = _integer_counters(fn)
+    out = set()
+    for s in ir.walk(fn.body):
+        if isinstance(s, Assign) and s.op.kind is OpKind.PRIM and s.op.prim == "getitem":
+            args = bindings(s.op)
+            x = args.get("x")
+            if isinstance(x, str) and x in fn.params and _integer_index(args.get("index"), ints):
+                out.add(x)
+    return out
+
+
+def _integer_counters(fn: ir.Function) -> set[str]:
+    """Names written only as the target of a ``range`` loop (every ``for`` is one): ints."""
+    targets = {s.target for s in ir.walk(fn.body) if isinstance(s, ir.For)}
+    other = {t for s in ir.walk(fn.body) if not isinstance(s, ir.For)
+             for t in ir.stmt_writes(s)}
+    return targets - other - set(fn.params)
+
+
+def _integer_index(index: Any, ints: set[str]) -> bool:
+    if isinstance(index, gast.Name):
+        return index.id in ints
+    if isinstance(index, gast.Constant):
+        return type(index.value) is int
+    if isinstance(index, ir.Const):
+        return type(index.value) is int
+    if isinstance(index, str):
+        return index in ints
+    return False
+
+
+def shape_classes(fn: ir.Function, scalar_params: set[str],
+                  vectors: set[str] = frozenset()) -> dict[str, Any]:  # type: ignore[assignment]
     """Which values surely have the same shape, without knowing any shape.
 
     Each value gets a class: ``SCALAR`` for values known to have shape ``()`` (Python numbers,
@@ -33,12 +83,28 @@ def shape_classes(fn: ir.Function, scalar_params: set[str]) -> dict[str, Any]:
     """
     classes: dict[str, Any] = {p: SCALAR if p in scalar_params else f"param:{p}"
                                for p in fn.params}
+    for counter in _integer_counters(fn):   # a loop's index, written by nothing else: an int
+        classes.setdefault(counter, SCALAR)
+    # ``vectors``: parameters holding 1-d arrays (the variant's key says so), never reassigned;
+    # an entry of one at an integer index is a scalar
+    written = ir.writes_in(fn.body)
+    entries = {"vectors": {p for p in vectors if p in fn.params and p not in written},
+               "ints": _integer_counters(fn)}
     fresh = iter(range(1 << 30))
     stmts = [s for s in ir.walk(fn.body) if isinstance(s, Assign)]
-    counts: dict[str, int] = {}
+    # ``s = 0.0`` before ``s = s + x[i]``: the constant's shape may not be the sum's, but no
+    # gradient flows into a constant, so it only seeds the name's class: the other
+    # assignments decide it, and only they can make it mixed
+    constant = {(id(s), t) for s in stmts for t in _constant_targets(s)}
+    counts: dict[str, int] = {}      # assignments that decide a name's class
+    every: dict[str, int] = {}
     for s in stmts:
         for t in s.targets:
-            counts[t] = counts.get(t, 0) + 1
+            counts[t] = counts.get(t, 0) + ((id(s), t) not in constant)
+            every[t] = every.get(t, 0) + 1
+    skipped = {(i, t) for i, t in constant if counts[t]}
+    for t in counts:
+        counts[t] = counts[t] or every[t]
     opaque: dict[int, Any] = {id(s): f"v{next(fresh)}" for s in stmts}
     # Each pass follows every statement in order; a value read before the statement that makes
     # it (a loop's next iteration) gets its class a pass later. A chain of such reads is at
@@ -46,7 +112,13 @@ def shape_classes(fn: ir.Function, scalar_params: set[str]) -> dict[str, Any]:
     for _ in range(len(stmts) + 2):
         changed = False
         for s in stmts:
-            for t, result in zip(s.targets, _target_classes(s, classes, opaque[id(s)])):
+            for t, result in zip(s.targets, _target_classes(s, classes, opaque[id(s)],
+                                                            entries)):
+                if (id(s), t) in skipped:    # a constant seeds the class, never mixes it
+                    if t not in classes:
+                        classes[t] = result
+                        changed = True
+                    continue
                 old = classes.get(t)
                 if t in fn.params and old is not None and old != result:
                     new = f"mixed:{t}"
@@ -63,10 +135,31 @@ def shape_classes(fn: ir.Function, scalar_params: set[str]) -> dict[str, Any]:
                        f"please report this function (shape classes did not converge)")
 
 
-def _target_classes(s: Assign, classes: dict[str, Any], opaque: Any) -> list[Any]:
+def _constant_targets(s: Assign) -> list[str]:
+    """The targets ``s`` gives a value no gradient flows into: ``s = 0.0``, ``h = np.zeros(3)``,
+    ``x`` and ``v`` of ``x, v = 1.0, 0.0``."""
+    op = s.op
+    if op.kind is OpKind.COPY:
+        return list(s.targets) if isinstance(op.args[0], ir.Const) else []
+    if op.kind is OpKind.TUPLE and len(op.args) == len(s.targets):
+        return [t for t, a in zip(s.targets, op.args) if isinstance(a, ir.Const)]
+    if op.kind is OpKind.PRIM and op.prim in _CREATION and not any(
+            isinstance(a, str) for a in list(op.args) + list(op.kwargs.values())):
+        return list(s.targets)
+    return []
+
+
+def _target_classes(s: Assign, classes: dict[str, Any], opaque: Any,
+                    entries: dict[str, set[str]]) -> list[Any]:
     """The class each target of ``s`` gets from its operands (``opaque``: the statement's own
     token, for a result whose shape nothing tells)."""
     if len(s.targets) == 1:
+        if s.op.kind is OpKind.PRIM and s.op.prim == "getitem":
+            args = bindings(s.op)
+            x = args.get("x")
+            if isinstance(x, str) and x in entries["vectors"] and _integer_index(
+                    args.get("index"), entries["ints"]):
+                return [SCALAR]    # ``u[t]`` of a 1-d array
         return [_class_of(s, classes, opaque)]
     if s.op.kind in (OpKind.TUPLE, OpKind.LIST) and len(s.op.args) == len(s.targets):
         return [_atom_class(a, classes) or f"{opaque}:{i}" for i, a in enumerate(s.op.args)]
@@ -79,6 +172,8 @@ def _atom_class(a: Any, classes: dict[str, Any]) -> Any:
             a.value, bool) else None
     if isinstance(a, str):
         return classes.get(a)
+    if isinstance(a, gast.expr) and _is_shape_number(a):
+        return SCALAR
     return None
 
 
@@ -91,10 +186,14 @@ def _class_of(s: Assign, classes: dict[str, Any], opaque: Any) -> Any:
                 a.value, bool) else None
         if isinstance(a, str):
             return classes.get(a)
+        if isinstance(a, gast.expr) and _is_shape_number(a):
+            return SCALAR      # ``x.shape[0]`` written inline
         return None
 
     if op.kind is OpKind.COPY:
         return of(op.args[0]) or opaque
+    if op.kind is OpKind.STATIC and is_count(op):
+        return SCALAR
     if op.kind is not OpKind.PRIM:
         return opaque
     args = bindings(op)
@@ -122,3 +221,22 @@ def _class_of(s: Assign, classes: dict[str, Any], opaque: Any) -> Any:
     if prim in ("matmul", "dot") and of(args.get("x")) == SCALAR == of(args.get("y")):
         return SCALAR
     return opaque
+
+
+def is_count(op: ir.Op) -> bool:
+    """A value kept as written that is a Python int by nature: ``len(x)``, ``x.shape[0]``,
+    ``x.ndim`` (dividing by it keeps the other operand's shape: ``np.sum(x) / len(x)`` is a
+    scalar)."""
+    node = op.node
+    if isinstance(node, gast.Call):   # the builtin, as the resolver found it
+        return op.source == "len" and isinstance(node.func, gast.Name) and node.func.id == "len"
+    return node is not None and _is_shape_number(node)
+
+
+def _is_shape_number(node: gast.expr) -> bool:
+    """``x.ndim`` or ``x.shape[i]`` for a literal ``i``."""
+    if isinstance(node, gast.Attribute):
+        return node.attr == "ndim"
+    return (isinstance(node, gast.Subscript) and isinstance(node.value, gast.Attribute)
+            and node.value.attr == "shape" and isinstance(node.slice, gast.Constant)
+            and type(node.slice.value) is int)

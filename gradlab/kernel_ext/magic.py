@@ -46,6 +46,24 @@ class GradMagics(Magics):
         put in the namespace too (as ``d<func>``, or ``--name``). With ``--run``, it runs on
         the given inputs and shows where it ran and how long it took.
         """
+        args = self._arguments(line)
+        shell: Any = self.shell
+        ns = shell.user_ns
+        source = shell.transform_cell(cell)
+        func_name = _function_name(source, args.func)
+        saved = _snapshot(ns, source)
+        try:
+            df, inputs = _define_and_transform(shell, line, cell, source, func_name, args)
+            gradient_name = _gradient_name(args, func_name)
+            if args.exercise and inputs is None:
+                raise UsageError("%%grad --exercise needs example inputs: add --run \"ARGS\"")
+        except UsageError:
+            _restore(ns, saved)   # a refused cell leaves the namespace as it was
+            raise
+        return _open_panel(ns, df, inputs, args, gradient_name)
+
+    def _arguments(self, line: str) -> Any:
+        """The cell's options, checked; argparse's complaints as one-line usage errors."""
         try:
             args = parse_argstring(self.grad, line)
         except UsageError as e:
@@ -53,60 +71,59 @@ class GradMagics(Magics):
         except Exception as e:  # argparse exits on errors; turn them into a message
             raise UsageError(f"%%grad: {e}") from None
         _validate(args)
-        shell: Any = self.shell
-        ns = shell.user_ns
-        source = shell.transform_cell(cell)
-        func_name = _function_name(source, args.func)
-        saved = _snapshot(ns, source)
-        # The cell's file starts with the %%grad line (as a comment), so that every line number
-        # (gradlab's errors, the step-through, tracebacks) is the one the cell editor shows.
-        text = f"# %%grad {line}\n{source}"
-        try:
-            filename = shell.compile.cache(text, shell.execution_count, cell)
-            exec(compile(text, filename, "exec"), ns)
-            fn = ns.get(func_name)
-            df = _transform(fn, args)
-            inputs = _inputs(shell, args.run) if args.run is not None else None
-        except UsageError:
-            _restore(ns, saved)
-            raise
-        except GradlabSyntaxError as e:
-            _restore(ns, saved)
-            raise UsageError(_cell_error(e, filename)) from None
-        except GradlabError as e:
-            _restore(ns, saved)
-            raise UsageError(f"%%grad: {e}") from None
+        return args
+
+
+def _define_and_transform(shell: Any, line: str, cell: str, source: str, func_name: str,
+                          args: Any) -> tuple[Any, tuple[Any, ...] | None]:
+    """Run the cell, differentiate its function and evaluate ``--run``'s inputs; gradlab's
+    refusals become usage errors that name the cell's line."""
+    # The cell's file starts with the %%grad line (as a comment), so that every line number
+    # (gradlab's errors, the step-through, tracebacks) is the one the cell editor shows.
+    text = f"# %%grad {line}\n{source}"
+    filename = shell.compile.cache(text, shell.execution_count, cell)
+    try:
+        exec(compile(text, filename, "exec"), shell.user_ns)
+        df = _transform(shell.user_ns.get(func_name), args)
+        inputs = _inputs(shell, args.run) if args.run is not None else None
         if inputs is not None and args.backend != "all":
-            try:
-                from ..workbench.session import device_for
-                device_for(args.backend, args.device)
-            except GradlabError as e:
-                _restore(ns, saved)
-                raise UsageError(f"%%grad: {e}") from None
-        gradient_name = args.name or f"d{func_name}"
-        if not gradient_name.isidentifier():
-            _restore(ns, saved)
-            raise UsageError(f"%%grad: --name {gradient_name!r} is not a Python name")
-        from ..workbench.session import GradSession
-        from .panel import GradPanel
-        session = GradSession(df, inputs)
-        task = None
-        if args.exercise:
-            from ..workbench.exercises import Exercise
-            if inputs is None:
-                _restore(ns, saved)
-                raise UsageError("%%grad --exercise needs example inputs: add --run \"ARGS\"")
-            # an exercise does not hand out the answer: the name comes once it is solved
-            ns.pop(gradient_name, None)
-            task = Exercise(df, *inputs, backend="numpy")
-        else:
-            ns[gradient_name] = df
-        session.on_active.append(_binder(ns, gradient_name, None if task else df))
-        panel = GradPanel(session, backend=args.backend, device=args.device, check=args.check,
-                          exercise=task, name=gradient_name)
-        if inputs is not None and task is None:
-            panel.run()
-        return panel
+            from ..workbench.session import device_for
+            device_for(args.backend, args.device)    # a missing GPU is said before any run
+    except GradlabSyntaxError as e:
+        raise UsageError(_cell_error(e, filename)) from None
+    except GradlabError as e:
+        raise UsageError(f"%%grad: {e}") from None
+    return df, inputs
+
+
+def _gradient_name(args: Any, func_name: str) -> str:
+    """The notebook's name for the gradient function (``d<func>`` or ``--name``)."""
+    name = args.name or f"d{func_name}"
+    if not name.isidentifier():
+        raise UsageError(f"%%grad: --name {name!r} is not a Python name")
+    return name
+
+
+def _open_panel(ns: dict[str, Any], df: Any, inputs: tuple[Any, ...] | None, args: Any,
+                gradient_name: str) -> Any:
+    """The panel over the new gradient, its name bound in the notebook (in an exercise only
+    once solved: the name would hand out the answer), run on the inputs unless an exercise."""
+    from ..workbench.session import GradSession
+    from .panel import GradPanel
+    session = GradSession(df, inputs)
+    task = None
+    if args.exercise and inputs is not None:   # (grad refused an exercise without inputs)
+        from ..workbench.exercises import Exercise
+        ns.pop(gradient_name, None)
+        task = Exercise(df, *inputs, backend="numpy")
+    else:
+        ns[gradient_name] = df
+    session.on_active.append(_binder(ns, gradient_name, None if task else df))
+    panel = GradPanel(session, backend=args.backend, device=args.device, check=args.check,
+                      exercise=task, name=gradient_name)
+    if inputs is not None and task is None:
+        panel.run()
+    return panel
 
 
 def _binder(ns: dict[str, Any], name: str, bound: Any) -> Any:

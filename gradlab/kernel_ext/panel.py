@@ -329,9 +329,19 @@ class GradPanel:
         return ["cpu", "gpu"] if gpu else ["cpu"]
 
     def _on_backend(self, change: dict[str, Any]) -> None:
-        devices = self.device_options(change["new"])
-        self.device_select.options = devices
-        self.device_select.value = _pick(self.device_select.value, devices)
+        """A new framework chosen: its devices in the menu. Asking for them imports the
+        framework (seconds for TensorFlow or JAX, all of them for 'all'), so Run says so and
+        is off meanwhile, instead of taking a click that would wait unseen."""
+        with self.run_button.hold_sync():
+            self.run_button.disabled = True
+            self.run_button.description = f"loading {change['new']}…"
+        self.device_select.disabled = True
+        try:
+            devices = self.device_options(change["new"])
+            self.device_select.options = devices
+            self.device_select.value = _pick(self.device_select.value, devices)
+        finally:
+            self._refresh()
 
     def _on_run_click(self) -> None:
         self._clicked(lambda: self.run(self.backend_select.value, self.device_select.value))
@@ -497,9 +507,10 @@ class GradPanel:
         if 1 in self._pages:
             self._pages[1].show()
         busy = bool(s.running)
-        self.run_button.disabled = busy or hidden
-        self.run_button.description = "Running…" if busy else "Run"
-        self.run_button.tooltip = self._run_tooltip()
+        with self.run_button.hold_sync():     # one message: never "Running…" and clickable
+            self.run_button.disabled = busy or hidden
+            self.run_button.description = "Running…" if busy else "Run"
+            self.run_button.tooltip = self._run_tooltip()
         self.backend_select.disabled = self.device_select.disabled = busy or hidden
         self.result.value = self._result_html()
         if self._twin is not None:

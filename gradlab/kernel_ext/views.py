@@ -14,6 +14,9 @@ MONO = "margin:2px 0;font-family:monospace;font-size:12px;white-space:pre"
 #: For messages: wrapped at spaces, never inside a word
 WRAP = ";white-space:pre-wrap;word-break:normal;overflow-wrap:break-word"
 RED, GREEN, AMBER, GREY = "#b00020", "#1b5e20", "#8a6d3b", "#757575"
+#: For tables: their own line height (an ipywidgets HTML sets one of 28 px, the height of a
+#: button, which spreads each wrapped row over three lines)
+TABLE = "border-collapse:collapse;line-height:1.35"
 
 
 def pre(text: str, color: str = "", css_class: str = "", extra: str = "") -> str:
@@ -91,7 +94,7 @@ def comparison_html(session: GradSession) -> str:
             color = GREEN if status == "ok" else RED
         rows.append(f"<tr class='gradlab-run' style='color:{color}'>" + "".join(
             f"<td style='{cell}'>{html.escape(c)}</td>" for c in cells) + "</tr>")
-    parts.append(f"<table class='gradlab-comparison' style='border-collapse:collapse'>"
+    parts.append(f"<table class='gradlab-comparison' style='{TABLE}'>"
                  f"<tr>{head}</tr>{''.join(rows)}</table>")
     return "".join(parts)
 
@@ -99,9 +102,10 @@ def comparison_html(session: GradSession) -> str:
 
 
 def check_html(report: Any) -> str:
-    """The check table, each row green (ok), red (MISMATCH) or grey (not compared, and why)."""
+    """The check table, each row green (ok), red (MISMATCH) or grey (not compared, and why).
+    Names and numbers stay on one line; only the reason wraps."""
     cell = "padding:1px 10px 1px 0;text-align:left;font-family:monospace;font-size:12px"
-    head = "".join(f"<th style='{cell}'>{h}</th>" for h in (
+    head = "".join(f"<th style='{cell};white-space:nowrap'>{h}</th>" for h in (
         "reference", "wrt", "max abs err", "max rel err", ""))
     rows = []
     for row in report.rows:
@@ -114,9 +118,9 @@ def check_html(report: Any) -> str:
             color = GREEN if row.ok else RED
         klass = "gradlab-mismatch" if color == RED else "gradlab-check-row"
         rows.append(f"<tr class='{klass}' style='color:{color}'>" + "".join(
-            f"<td style='{cell};white-space:normal'>{html.escape(c)}</td>" for c in cells)
-            + "</tr>")
-    return (f"<table class='gradlab-check' style='border-collapse:collapse;margin-top:4px'>"
+            f"<td style='{cell};white-space:{'normal' if last else 'nowrap'}'>"
+            f"{html.escape(c)}</td>" for last, c in zip((0, 0, 0, 0, 1), cells)) + "</tr>")
+    return (f"<table class='gradlab-check' style='{TABLE};margin-top:4px'>"
             f"<tr>{head}</tr>{''.join(rows)}</table>")
 
 

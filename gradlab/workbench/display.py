@@ -12,6 +12,7 @@ import functools
 import html
 import os
 import sys
+from typing import Any
 
 
 def terminal_palette(color: str = "auto") -> str | None:
@@ -70,18 +71,22 @@ def highlight_terminal(source: str, color: str = "auto") -> str:
 
 
 @functools.lru_cache(maxsize=64)
-def highlight_html(source: str, highlight_lines: tuple[int, ...] = ()) -> str:
-    """``source`` as HTML with inline styles only, optional lines highlighted (1-based).
+def highlight_html(source: str, highlight_lines: tuple[int, ...] = (),
+                   first_number: int = 0) -> str:
+    """``source`` as HTML with inline styles only, optional lines highlighted (1-based), and
+    line numbers from ``first_number`` when it is given (a part of longer code).
     Cached: a panel shows the same code in its widget and in its static HTML, and pygments
     takes ~10 ms for a page of code."""
     from pygments import highlight
     from pygments.formatters import HtmlFormatter
     from pygments.lexers import PythonLexer
+    numbers: dict[str, Any] = ({"linenos": "inline", "linenostart": first_number}
+                               if first_number else {})
     formatter = HtmlFormatter(noclasses=True, nowrap=False, style="default",
                               hl_lines=list(highlight_lines), cssstyles="margin:0",
                               prestyles="margin:0;font-size:12px;line-height:1.35;"
                                         "font-family:monospace;white-space:pre;"
-                                        "word-break:normal;overflow-wrap:normal")
+                                        "word-break:normal;overflow-wrap:normal", **numbers)
     body = highlight(source, PythonLexer(), formatter)
     return f'<div class="gradlab-code" style="overflow:auto;max-height:480px">{body}</div>'
 

@@ -129,21 +129,23 @@ def _gl_names() -> set[str]:
 def recompile(source: str, like: Any) -> Any:
     """A callable from edited backward code, with ``like``'s calling convention."""
     from ..api import GradientFunction, JVPFunction
-    from ..transforms import also_return
+    from ..transforms import also_return, functional_twin
     from ..codegen.emit import compile_source, to_source
     main = validate(source, like)
     value = getattr(like, "value_name", None)
     assigned = {n.id for n in ast.walk(main) if isinstance(n, ast.Name)
                 and isinstance(n.ctx, ast.Store)}
     value_name = value if value in assigned else None
-    text = source if source.endswith("\n") else source + "\n"
+    # blank lines left at the end (an Enter after the return) are no change to the code
+    text = source.rstrip() + "\n"
     # jvp code returns (value, tangent) itself; gradient and hvp code hand the value back too
     returns_value = like.mode != "jvp"
+    returned = also_return(main.name, value_name) if returns_value else None
     factory, filename = compile_source(text, like.fn.__globals__, like._free,
-                                       f"edited:{main.name}",
-                                       transform=also_return(main.name, value_name)
-                                       if returns_value else None)
+                                       f"edited:{main.name}", transform=returned)
     edited = _EditedTransform(factory, text, filename, main.name, like)
+    edited.functional = functional_twin(text, like.fn.__globals__, like._free,
+                                        f"edited:{main.name}", returned)
     kind = type(like) if isinstance(like, JVPFunction) else GradientFunction
     # An edit is not compared with the original function by the semantic guard: the user
     # changed the code on purpose, the forward pass included if they wish.
@@ -172,12 +174,14 @@ class _EditedTransform:
         self.filename = filename
         self.name = name
         self.free = like._free
+        self.functional: Any = None     # the text with updates in place written functionally
 
     def variant(self, scalars: frozenset[str], *ignored: Any) -> Any:
         """The edited code, whatever the inputs (their function or dialect): the user wrote
         it for them all."""
         from ..transforms import Variant
-        return Variant(self.factory, self.source, self.filename, self.name, self.free)
+        return Variant(self.factory, self.source, self.filename, self.name, self.free,
+                       functional=self.functional)
 
 
 def _carry_line_map(old: str, new: str, old_map: dict[int, Any]) -> dict[int, Any]:

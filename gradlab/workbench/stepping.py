@@ -25,6 +25,9 @@ SMALL = 12
 LEGEND = ("(3, 2) |·|=0.51 is an array of shape (3, 2) whose norm √(Σ x²) is 0.51; "
           "arrays of up to 12 entries show them, those the current step changed marked")
 _CHANGED = "background:#fff176;font-weight:bold"
+#: Code longer than 2 * AROUND + 1 lines is shown around the current line: an HTML view
+#: cannot scroll itself to it, and a code box shows ~29 lines.
+AROUND = 13
 
 
 @dataclass
@@ -170,8 +173,8 @@ class Stepper:
             code_hl = (step.line,)
             if step.user_line:
                 user_hl = (step.user_line - self.user_first_line + 1,)
-        left = highlight_html(user_source, user_hl) if user_source else ""
-        right = highlight_html(self.report.source, code_hl)
+        left = code_around(user_source, user_hl, self.user_first_line) if user_source else ""
+        right = code_around(self.report.source, code_hl)
         header = html.escape(self.text().split("\n\n")[0]).replace("\n", "<br>")
         cell = "padding:1px 8px;vertical-align:top;font-family:monospace"
         rows = []
@@ -182,8 +185,9 @@ class Stepper:
                         f"<td style='{cell}'>{_html(r.value)}</td>"
                         f"<td style='{cell}'>{_html(r.adjoint, r.before, r.current)}{note}</td>"
                         f"</tr>")
+        # (its own line height: an ipywidgets HTML's 28 px would spread each wrapped row)
         table = (f"<table class='gradlab-step-table' style='border-collapse:collapse;"
-                 f"font-size:12px;margin-top:6px'><tr>"
+                 f"font-size:12px;margin-top:6px;line-height:1.35'><tr>"
                  f"<th style='text-align:left;{cell}'>variable</th>"
                  f"<th style='text-align:left;{cell}'>value</th>"
                  f"<th style='text-align:left;{cell}'>gradient so far</th></tr>"
@@ -228,6 +232,27 @@ class Stepper:
 
     def _static_bundle(self) -> dict[str, Any]:
         return {"text/plain": self.text(), "text/html": self.html()}
+
+
+def code_around(source: str, lit: tuple[int, ...], first_number: int = 1) -> str:
+    """``source`` highlighted with its line ``lit`` lit up; when it is long, only the lines
+    around that one, numbered (from ``first_number`` for the source's first line), with how
+    many lines are left out above and below."""
+    lines = source.split("\n")
+    if not lit or len(lines) <= 2 * AROUND + 1:
+        return highlight_html(source, lit)
+    first = max(1, min(lit[0] - AROUND, len(lines) - 2 * AROUND))
+    last = first + 2 * AROUND
+    part = highlight_html("\n".join(lines[first - 1:last]), (lit[0] - first + 1,),
+                          first + first_number - 1)
+    return _left_out(first - 1, "above") + part + _left_out(len(lines) - last, "below")
+
+
+def _left_out(count: int, where: str) -> str:
+    if count <= 0:
+        return ""
+    return (f"<div class='gradlab-left-out' style='font-size:11px;color:#757575'>… {count} "
+            f"line{'s' if count != 1 else ''} {where}</div>")
 
 
 def _entries(v: Value) -> np.ndarray | None:

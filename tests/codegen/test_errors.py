@@ -169,11 +169,6 @@ def test_refused_with_construct_and_line(fn, construct, line, kind):
         assert info.value.filename.endswith("test_errors.py")
 
 
-def test_errors_share_a_base_class():
-    assert issubclass(GradlabSyntaxError, GradlabError)
-    assert issubclass(NoRuleError, GradlabError)
-
-
 def test_no_source():
     fn = eval("lambda x: x")
     with pytest.raises(GradlabError, match="lambda"):

@@ -418,3 +418,27 @@ def test_spelling(row: Row) -> None:
     np.testing.assert_allclose(np.asarray(to_numpy(got), dtype=np.float64), reference,
                                rtol=1e-6, atol=1e-7,
                                err_msg=f"gradient of {row.id}\n{g.source}")
+
+
+try:
+    import torch
+except ImportError:      # the test below requires it
+    torch = None
+
+
+def torch_casts_and_moves(x):
+    y = x.to(torch.float64) * 2.0
+    z = y.to("cpu")
+    return torch.sum(z.to(dtype=torch.float64) ** 2)
+
+
+def test_torch_to_casts_and_moves() -> None:
+    """``x.to(dtype)`` is a cast and ``x.to(device)`` a move: the gradient flows through both,
+    and comes back in the input's dtype (the samples above cannot draw a device)."""
+    require("torch")
+    x = torch.tensor([1.0, 2.0], dtype=torch.float32)
+    g = gradlab.grad(torch_casts_and_moves)(x)
+    assert g.dtype == torch.float32
+    np.testing.assert_allclose(to_numpy(g), 8.0 * np.array([1.0, 2.0]))
+    _, tangent = gradlab.jvp(torch_casts_and_moves)(x, torch.ones(2))
+    assert float(tangent) == pytest.approx(24.0)

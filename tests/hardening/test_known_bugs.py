@@ -1439,3 +1439,76 @@ def test_tensorflow_axis_defaults(framework: str) -> None:
     expected = tape.gradient(y, w)
     assert float(tangent) == pytest.approx(float(tf.reduce_sum(expected)))
     np.testing.assert_allclose(gradlab.grad(tf_cumsum_and_argmax)(w).numpy(), expected.numpy())
+
+
+# --- conversion-of-a-list-on-backends --------------------------------------------------------------
+def array_of_a_list(x, b):
+    counts = np.array(b.argmin(0).tolist())
+    return np.sum(x ** 2) + np.mean(np.arange(0.0, 1.5, 0.5) - counts)
+
+
+@pytest.mark.parametrize("framework", on(
+    "tensorflow", bug=(
+        "np.array(v.tolist()) of a value with no gradient was kept as the list itself: "
+        "`tensor - list` crashed on torch and JAX (fixed); TensorFlow's tensors have no "
+        "tolist (open, switch OFF_TABLE_CALLS_ON_OTHER_BACKENDS)")))
+def test_array_of_a_list_on_backends(framework: str) -> None:
+    require(framework)
+    b = np.array([[0.3, 0.1, 0.5], [0.2, 0.4, 0.1]])
+    g = gradlab.grad(array_of_a_list)(to_framework(V3, framework), to_framework(b, framework))
+    np.testing.assert_allclose(to_numpy(g), 2 * V3)
+
+
+# --- mean-of-ints-on-backends ----------------------------------------------------------------------
+def mean_of_argmax(x):
+    counts = x.argmax(0)
+    return np.sum(x) + counts.mean() + np.var(counts)
+
+
+@pytest.mark.parametrize("framework", on(
+    bug=(
+        "the mean of an int array (NumPy: a float): TensorFlow gave the int mean, rounded down "
+        "(a wrong value, silently); torch crashed")))
+def test_mean_of_an_int_array(framework: str) -> None:
+    require(framework)
+    x = np.array([[0.1, 0.5, 0.2], [0.3, 0.1, 0.9]])
+    value, g = gradlab.value_and_grad(mean_of_argmax)(to_framework(x, framework))
+    assert float(to_numpy(value)) == pytest.approx(mean_of_argmax(x))
+    np.testing.assert_allclose(to_numpy(g), np.ones_like(x))
+
+
+# --- torch-size-of-a-dim ---------------------------------------------------------------------------
+def divided_by_size_of_dim(b):
+    return torch.sum(b / b.size(0)) + b.size()[0]
+
+
+@pytest.mark.parametrize("framework", only(
+    "torch", fixed=True, bug=(
+        "torch's x.size(0) was read as NumPy's x.size, then called: TypeError in the generated "
+        "code")))
+def test_torch_size_of_a_dim(framework: str) -> None:
+    require(framework)
+    g = gradlab.grad(divided_by_size_of_dim)(torch.tensor([1.0, 2.0, 4.0], dtype=torch.float64))
+    np.testing.assert_allclose(to_numpy(g), np.full(3, 1 / 3))
+
+
+# --- loop-carried-broadcast (found while writing tests/codegen/test_shapes.py) -----------------------
+def grows_in_a_loop(x, v):
+    h = x
+    for i in range(2):
+        h = h * v           # h broadcasts from x's shape (1,) to v's (2,) in the first iteration
+    return np.sum(h)
+
+
+@pytest.mark.parametrize("framework", on(bug=(
+    "a loop-carried value that broadcasts to a larger shape inside the loop: the adjoint "
+    "`dh = dh * v` is not unbroadcast to the popped h, and `dx = dh` returns a gradient of v's "
+    "shape (2,) for x of shape (1,): [0.25, 4.0] instead of [4.25] (silently wrong; jvp is "
+    "right)")))
+def test_loop_carried_value_that_broadcasts(framework: str) -> None:
+    require(framework)
+    x, v = np.ones(1), np.array([0.5, 2.0])
+    g = gradlab.grad(grows_in_a_loop)(to_framework(x, framework), to_framework(v, framework))
+    expected = central(lambda a: grows_in_a_loop(a, v), x)
+    assert tuple(to_numpy(g).shape) == (1,)
+    np.testing.assert_allclose(to_numpy(g), expected, rtol=1e-6)

@@ -1,49 +1,39 @@
-"""The ``%%grad`` panel in a real JupyterLab, driven by a real Chromium.
+"""The ``%%grad`` panel in a real JupyterLab and Notebook 7, driven by a real Chromium.
 
-The test starts its own JupyterLab server (random port and token, every Jupyter and IPython
-directory inside ``tmp_path``), opens a notebook with ``%load_ext gradlab``, a NumPy setup cell
-and a ``%%grad --run`` cell, runs it, and checks what a person would see: the highlighted
-generated code, the run line (``numpy · cpu · ... (median of 20) ...``), then an edit in the
-"edit" tab, Recompile (the diff shows the edited line), Run (the gradient doubles). It records
-how long the panel took to appear after the ``%%grad`` cell was executed and keeps a screenshot
-at ``tmp_path / "panel.png"``.
+One Jupyter server for the module (random port and token, every Jupyter and IPython directory
+in a temporary folder; see ``jupyter_harness.py``) serves both front ends. In JupyterLab the
+test drives what the issue asks for as a person would: the highlighted code and the run line,
+surgery typed into CodeMirror (Tab indents) with Recompile & Run reaching the notebook's next
+cell, a broken edit marked on its line, the step-through and the graph, a Run on each framework
+with the busy state, 'all' as one table, Reset, an exercise that leaks nothing and catches an
+answer that ignores the seed, the 30-line function's panel time, and the saved notebook
+reopened in a fresh page. In Notebook 7 (``/notebooks/...``): the panel, CodeMirror (not the
+Textarea fallback), Tab, Recompile and Run. The panel times are recorded, bounded loosely (the
+target is bench/panel_latency.py's); screenshots are kept in ``tmp_path``.
 
-Without Chromium at /usr/bin/chromium or the Python ``playwright`` package (or JupyterLab) the
-test is skipped, except under ``GRADLAB_REQUIRE_ALL_BACKENDS=1`` (``make test``), where a
+Without Chromium at /usr/bin/chromium or the Python packages (playwright, JupyterLab, notebook)
+the tests are skipped, except under ``GRADLAB_REQUIRE_ALL_BACKENDS=1`` (``make test``), where a
 missing browser is an error. Playwright's own browser downloads are never used.
 """
 from __future__ import annotations
 
+import contextlib
 import importlib.util
-import json
 import os
 import re
-import secrets
-import socket
-import subprocess
-import sys
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 
+from tests.kernel_ext import jupyter_harness as jh
+
 pytestmark = [pytest.mark.browser]
 if importlib.util.find_spec("pytest_timeout") is not None:
     pytestmark.append(pytest.mark.timeout(600))  # a hung browser must not hang CI
 
-CHROMIUM = "/usr/bin/chromium"
 REQUIRE_ALL = os.environ.get("GRADLAB_REQUIRE_ALL_BACKENDS") == "1"
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]
-
-SERVER_START_S = 120       # JupyterLab on a busy 2-core machine
-KERNEL_IDLE_S = 120
-STEP_S = 60                # any single UI step (a cell run, a button's round trip)
 PANEL_BOUND_S = 10         # loose: this machine is noisy, the number is recorded, not judged
 
 SETUP_CELL = "import numpy as np\nW = np.ones((3, 2)) * 0.1\nx = np.ones((4, 3))"
@@ -60,44 +50,13 @@ EXERCISE_CELL = ('%%grad --exercise --run "W, x"\n'
                  "    return np.mean(h ** 2)")
 EXERCISE_PROBE = "print('answer given:', 'dlayer' in globals())"
 SOLUTION_LINE = "dxW = (1.0 - h * h) * dh"
-#: a 30-line model for the timing target (panel on screen <= 300 ms for a 30-line function)
-LONG_CELL = '%%grad --run "W1, W2, X, Y" --name dlong\n' + "\n".join([
-    "def long_loss(W1, W2, X, Y):",
-    "    h = np.tanh(X @ W1)",
-    "    h = h * 0.5 + 0.1",
-    "    z = h @ W2",
-    "    m = np.max(z, axis=1, keepdims=True)",
-    "    e = np.exp(z - m)",
-    "    p = e / np.sum(e, axis=1, keepdims=True)",
-    "    nll = -np.sum(Y * np.log(p + 1e-9), axis=1)",
-    "    total = np.mean(nll)",
-    "    reg = 0.0",
-    "    for W in (W1, W2):",
-    "        reg = reg + np.sum(W * W)",
-    "    total = total + 1e-3 * reg",
-    "    s = 0.0",
-    "    for i in range(3):",
-    "        if i % 2 == 0:",
-    "            s = s + np.mean(h[i] ** 2)",
-    "        else:",
-    "            s = s - 0.1 * np.mean(np.abs(z[i]))",
-    "    total = total + 0.01 * s",
-    "    k = 0",
-    "    while k < 2:",
-    "        total = total * 1.0001",
-    "        k = k + 1",
-    "    q = np.sqrt(np.sum(W2 ** 2) + 1.0)",
-    "    total = total + 1e-4 * q",
-    "    lo = np.minimum(total, 100.0)",
-    "    hi = np.maximum(lo, -100.0)",
-    "    out = hi + 0.0",
-    "    return out",
-])
-LONG_SETUP = ("W1 = np.ones((4, 5)) * 0.1\nW2 = np.ones((5, 3)) * 0.2\n"
-              "X = np.ones((6, 4))\nY = np.eye(3)[[0, 1, 2, 0, 1, 2]]")
+LONG_CELL = jh.thirty_line_cell()
+LONG_SETUP = jh.THIRTY_LINE_SETUP
 CELLS = ["%load_ext gradlab", SETUP_CELL, GRAD_CELL, PROBE_CELL, EXERCISE_CELL, EXERCISE_PROBE,
          LONG_SETUP, LONG_CELL]
 GRAD, PROBE, EXERCISE, EXERCISE_PROBE_INDEX, LONG = 2, 3, 4, 5, 7
+#: Notebook 7's notebook: the same first cells (same indices)
+NOTEBOOK7_CELLS = CELLS[:PROBE + 1]
 
 #: what a student writes under each comment of the exercise's outline; {seed} is the seed's
 #: name (an answer that writes 1.0 there ignores it)
@@ -114,145 +73,16 @@ def _unavailable(reason: str) -> None:
     pytest.skip(reason)
 
 
-def _require_browser_stack() -> None:
-    if not os.access(CHROMIUM, os.X_OK):
-        _unavailable(f"Chromium is not installed at {CHROMIUM}")
-    for module, what in (("playwright", "the playwright Python package"),
-                         ("jupyterlab", "JupyterLab"), ("ipykernel", "ipykernel"),
-                         ("ipywidgets", "ipywidgets"), ("nbformat", "nbformat")):
-        if importlib.util.find_spec(module) is None:
-            _unavailable(f"{what} is not installed (it comes with pip install -e '.[dev,lab]')")
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[jh.Server]:
+    """One Jupyter server for the module: JupyterLab at /lab, Notebook 7 at /notebooks."""
+    reason = jh.missing(("lab",))
+    if reason:
+        _unavailable(reason)
+    with jh.jupyter_server(tmp_path_factory.mktemp("jupyter")) as server:
+        yield server
 
 
-# --- the JupyterLab server ------------------------------------------------------------------------
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _tail(path: Path, n: int = 60) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-n:])
-    except OSError:
-        return "(no log)"
-
-
-def _isolated_env(tmp_path: Path) -> dict[str, str]:
-    """Every directory Jupyter and IPython write to inside tmp_path; the venv's kernelspec and
-    lab extensions (ipywidgets) stay on the data path."""
-    env = dict(os.environ)
-    for var, sub in (("JUPYTER_CONFIG_DIR", "jupyter/config"), ("JUPYTER_DATA_DIR", "jupyter/data"),
-                     ("JUPYTER_RUNTIME_DIR", "jupyter/runtime"), ("IPYTHONDIR", "ipython")):
-        (tmp_path / sub).mkdir(parents=True, exist_ok=True)
-        env[var] = str(tmp_path / sub)
-    venv_data = str(Path(sys.prefix) / "share" / "jupyter")
-    env["JUPYTER_PATH"] = os.pathsep.join(
-        p for p in (venv_data, os.environ.get("JUPYTER_PATH", "")) if p)
-    env["PYTHONUNBUFFERED"] = "1"
-    env.pop("JUPYTER_TOKEN", None)
-    # No news, no update check, no "would you like to receive news?" toast.
-    settings = tmp_path / "jupyter/config/lab/user-settings/@jupyterlab/apputils-extension"
-    settings.mkdir(parents=True, exist_ok=True)
-    (settings / "notification.jupyterlab-settings").write_text(
-        json.dumps({"fetchNews": "false", "checkForUpdates": False}))
-    return env
-
-
-def _api(base: str, path: str, token: str, method: str = "GET", timeout: float = 5) -> Any:
-    request = urllib.request.Request(f"{base}{path}?token={token}", method=method)
-    with urllib.request.urlopen(request, timeout=timeout) as response:
-        body = response.read()
-    return json.loads(body) if body else None
-
-
-class Lab:
-    def __init__(self, base: str, token: str, root: Path, log: Path) -> None:
-        self.base, self.token, self.root, self.log = base, token, root, log
-
-    def url(self, path: str) -> str:
-        return f"{self.base}{path}?token={self.token}"
-
-
-def _start_server(tmp_path: Path, root: Path,
-                  log: Path) -> tuple[subprocess.Popen[bytes], str, str]:
-    """Start JupyterLab on a free port; returns (process, base URL, token) once it answers."""
-    env = _isolated_env(tmp_path)
-    for attempt in range(3):  # another process may take the free port before the server does
-        port, token = _free_port(), secrets.token_hex(24)
-        base = f"http://127.0.0.1:{port}"
-        command = [
-            sys.executable, "-m", "jupyterlab", "--no-browser",
-            "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
-            "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
-            f"--ServerApp.root_dir={root}", "--ServerApp.open_browser=False",
-            "--ServerApp.terminals_enabled=False",
-            "--LabApp.news_url=None",
-            "--LabApp.check_for_updates_class="
-            "jupyterlab.handlers.announcements.NeverCheckForUpdate",
-            "--LabApp.expose_app_in_browser=True",   # window.jupyterapp: run cells by command
-            "--LabApp.extension_manager=readonly",   # no PyPI queries from the extension manager
-            "--MappingKernelManager.cull_idle_timeout=0",
-        ]
-        if hasattr(os, "geteuid") and os.geteuid() == 0:  # CI containers run as root
-            command.append("--ServerApp.allow_root=True")
-        with open(log, "ab") as out:
-            proc = subprocess.Popen(command, cwd=root, env=env, stdin=subprocess.DEVNULL,
-                                    stdout=out, stderr=subprocess.STDOUT)
-        try:
-            deadline = time.monotonic() + SERVER_START_S
-            while True:
-                if proc.poll() is not None:
-                    break
-                try:
-                    _api(base, "/api/status", token)
-                    return proc, base, token
-                except (urllib.error.URLError, ConnectionError, OSError, ValueError):
-                    pass
-                if time.monotonic() > deadline:
-                    pytest.fail(f"JupyterLab did not answer /api/status within "
-                                f"{SERVER_START_S} s:\n{_tail(log)}")
-                time.sleep(0.25)
-        except BaseException:
-            _stop_server(proc, base, token)
-            raise
-        if "already in use" not in _tail(log, 20) or attempt == 2:
-            pytest.fail(f"JupyterLab exited with {proc.returncode} while starting:\n"
-                        f"{_tail(log)}")
-    raise AssertionError("unreachable")
-
-
-def _stop_server(proc: subprocess.Popen[bytes], base: str, token: str) -> None:
-    """Shut the kernels down through the server (they run in their own sessions, so they would
-    outlive a killed server), then stop the server by its process id."""
-    if proc.poll() is None:
-        try:
-            for kernel in _api(base, "/api/kernels", token) or []:
-                _api(base, f"/api/kernels/{kernel['id']}", token, method="DELETE", timeout=20)
-        except Exception:
-            pass
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=20)
-
-
-@pytest.fixture
-def lab(tmp_path: Path) -> Iterator[Lab]:
-    _require_browser_stack()
-    root = tmp_path / "notebooks"
-    root.mkdir()
-    log = tmp_path / "jupyterlab.log"
-    proc, base, token = _start_server(tmp_path, root, log)
-    try:
-        yield Lab(base, token, root, log)
-    finally:
-        _stop_server(proc, base, token)
-
-
-# --- the browser --------------------------------------------------------------------------------
 @pytest.fixture
 def console() -> list[str]:
     """The page's console errors and warnings and its uncaught exceptions."""
@@ -260,133 +90,23 @@ def console() -> list[str]:
 
 
 @pytest.fixture
-def page(lab: Lab, tmp_path: Path, console: list[str]) -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
+def page(lab: jh.Server, tmp_path: Path, console: list[str]) -> Iterator[Any]:
+    with jh.chromium(tmp_path / "chromium-profile", console) as pg:
+        yield pg
 
-    profile = tmp_path / "chromium-profile"
-    profile.mkdir()
-    with sync_playwright() as p:
-        # launch_persistent_context is Playwright's way to give Chromium its --user-data-dir
-        context = p.chromium.launch_persistent_context(
-            str(profile), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
-            viewport={"width": 1400, "height": 1000}, device_scale_factor=1,
-        )
-        try:
-            context.set_default_timeout(STEP_S * 1000)
-            pg = context.pages[0] if context.pages else context.new_page()
-            pg.on("console", lambda m: console.append(f"{m.type}: {m.text}")
-                  if m.type in ("error", "warning") else None)
-            pg.on("pageerror", lambda e: console.append(f"pageerror: {e}"))
-            yield pg
-        finally:
-            context.close()
-
-
-def _write_notebook(root: Path, name: str) -> None:
-    import nbformat
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)",
-                                 "language": "python"}
-    nb.metadata["language_info"] = {"name": "python"}
-    nb.cells = [nbformat.v4.new_code_cell(c) for c in CELLS]
-    nbformat.write(nb, str(root / name))
-
-
-def _dismiss_interruptions(page: Any) -> None:
-    """Choose Python 3 in a "Select Kernel" dialog; close any notification toast."""
-    dialog = page.locator(".jp-Dialog")
-    if dialog.count() and dialog.first.is_visible():
-        text = dialog.first.inner_text()
-        if "kernel" in text.lower():
-            select = dialog.locator("select")
-            if select.count():
-                try:
-                    select.first.select_option(label=re.compile("Python 3"), timeout=5000)
-                except Exception:
-                    pass
-            print(f"dialog answered: {' '.join(text.split())[:120]!r}")
-            dialog.locator(".jp-mod-accept").first.click(timeout=10_000)
-    for toast in page.locator(".Toastify__toast").all():
-        try:
-            if toast.is_visible():
-                print(f"notification closed: {' '.join(toast.inner_text().split())[:120]!r}")
-                toast.locator("button.jp-toast-button, .Toastify__close-button, "
-                              "button[title*='Hide'], button[aria-label*='close' i]"
-                              ).last.click(timeout=2000)
-        except Exception:
-            pass
-
-
-_KERNEL_STATUS_JS = """(cells) => {
-    const app = window.jupyterapp;
-    if (!app || !app.shell) return 'no app';
-    const w = app.shell.currentWidget;
-    if (!w || !w.sessionContext || !w.content || !w.content.widgets) return 'no notebook';
-    const ctx = w.sessionContext;
-    if (!ctx.isReady) return 'session not ready';
-    const kernel = ctx.session && ctx.session.kernel;
-    if (!kernel) return 'no kernel';
-    return kernel.status + (w.content.widgets.length === cells ? '' : ' (cells not loaded)');
-}"""
-
-
-def _wait_kernel_idle(page: Any, timeout_s: float, console: list[str]) -> None:
-    deadline = time.monotonic() + timeout_s
-    status = ""
-    while time.monotonic() < deadline:
-        _dismiss_interruptions(page)
-        status = page.evaluate(_KERNEL_STATUS_JS, len(CELLS))
-        if status == "idle":
-            return
-        page.wait_for_timeout(250)
-    pytest.fail(f"the notebook's kernel was not idle within {timeout_s} s (last: {status!r});"
-                f"\nconsole: {console[-20:]}")
-
-
-_RUN_CELLS_JS = """async ({first, last}) => {
-    // Select cells first..last and run them; resolves when they have executed.
-    const app = window.jupyterapp;
-    const panel = app.shell.currentWidget;
-    const nb = panel.content;
-    nb.activeCellIndex = first;
-    nb.deselectAll();
-    if (last > first) nb.extendContiguousSelectionTo(last);
-    const ok = await app.commands.execute('notebook:run-cell');
-    return ok;
-}"""
-
-_START_GRAD_CELL_JS = """(index) => {
-    // Run a %%grad cell and note when (the panel check measures from here).
-    const app = window.jupyterapp;
-    const nb = app.shell.currentWidget.content;
-    nb.deselectAll();
-    nb.activeCellIndex = index;
-    window.__gradlabRunOk = undefined;
-    window.__gradlabT0 = performance.now();
-    window.__gradlabRun = app.commands.execute('notebook:run-cell').then(
-        ok => (window.__gradlabRunOk = ok), e => (window.__gradlabRunOk = String(e)));
-    return true;
-}"""
-
-_PANEL_VISIBLE_JS = """([index, expected]) => {
-    // ms from executing the %%grad cell to its highlighted code being on screen, else null
-    const cell = document.querySelectorAll('.jp-Notebook .jp-Cell')[index];
-    const code = cell && cell.querySelector('.gradlab-panel .gradlab-code');
-    if (!code) return null;
-    const r = code.getBoundingClientRect();
-    if (r.width === 0 || r.height === 0) return null;
-    if (!code.textContent.includes(expected)) return null;
-    return performance.now() - window.__gradlabT0;
-}"""
 
 _WATCH_BUSY_JS = """(index) => {
-    // Record the Run button's states in cell `index` while a run goes on.
+    // Record the Run button's states in cell `index`: 'loading' (a framework chosen, its
+    // devices listed), then, from the next reset, the runs ('disabled' counts them).
     const cell = document.querySelectorAll('.jp-Notebook .jp-Cell')[index];
     const button = cell.querySelector('.gradlab-run-button');
-    const seen = window.__gradlabBusy = {disabled: 0, running: false, busyText: false};
+    const seen = window.__gradlabBusy = {loading: false, disabled: 0, running: false,
+                                         busyText: false, reset: () => {
+        seen.disabled = 0; seen.running = false; seen.busyText = false; }};
     let was = button.disabled;
     const observer = new MutationObserver(() => {
-        if (button.disabled && !was) seen.disabled += 1;
+        if (button.textContent.includes('loading')) seen.loading = true;
+        else if (button.disabled && !was) seen.disabled += 1;
         was = button.disabled;
         if (button.textContent.includes('Running')) seen.running = true;
         if (cell.querySelector('.gradlab-busy')) seen.busyText = true;
@@ -401,21 +121,6 @@ _WATCH_BUSY_JS = """(index) => {
 def expect(target: Any) -> Any:
     from playwright.sync_api import expect as playwright_expect
     return playwright_expect(target)
-
-
-def _cell(page: Any, index: int) -> Any:
-    return page.locator(".jp-Notebook .jp-Cell").nth(index)
-
-
-def _outputs_text(page: Any, index: int) -> str:
-    cell = _cell(page, index)
-    return cell.locator(".jp-OutputArea").inner_text() if cell.locator(
-        ".jp-OutputArea").count() else ""
-
-
-def _run(page: Any, first: int, last: int | None = None) -> None:
-    ok = page.evaluate(_RUN_CELLS_JS, {"first": first, "last": first if last is None else last})
-    assert ok, f"running cells {first}..{last} failed:\n{_outputs_text(page, first)}"
 
 
 def _tab(panel: Any, title: str) -> Any:
@@ -437,8 +142,8 @@ def _gradient_preview(run_text: str) -> list[float]:
 
 def _probe(page: Any) -> float:
     """dloss(W, x)[0, 0] as the next cell of the notebook computes it."""
-    _run(page, PROBE)
-    text = _outputs_text(page, PROBE)
+    jh.run_cells(page, PROBE)
+    text = jh.outputs_text(page, PROBE)
     match = re.search(r"probe (\S+)", text)
     assert match, f"the probe cell printed {text!r}"
     return float(match.group(1))
@@ -450,17 +155,66 @@ def _shot(target: Any, path: Path, shots: list[str]) -> None:
     shots.append(str(path))
 
 
-def test_grad_panel_in_jupyterlab(lab: Lab, page: Any, console: list[str], tmp_path: Path,
+def test_grad_panel_in_jupyterlab(lab: jh.Server, page: Any, console: list[str], tmp_path: Path,
                                   request: pytest.FixtureRequest) -> None:
     # the report's user_properties (what record_property fills, without its warning under
     # --junitxml's default xunit2 family): timings and the screenshots' paths
     def record_property(name: str, value: Any) -> None:
         request.node.user_properties.append((name, value))
 
-    try:
+    with _debug_on_failure(lab, page, console, tmp_path):
         _drive(lab, page, console, tmp_path, record_property)
+
+
+def test_grad_panel_in_notebook7(lab: jh.Server, page: Any, console: list[str],
+                                 tmp_path: Path) -> None:
+    """The same server's Notebook 7 (/notebooks/...): the panel renders, CodeMirror loads (not
+    the fallback), Tab indents, Recompile makes the edit the running version, Run shows it and
+    the notebook's name computes it."""
+    reason = jh.missing(("notebook",))
+    if reason:
+        _unavailable(reason)
+    with _debug_on_failure(lab, page, console, tmp_path):
+        name = "notebook7.ipynb"
+        jh.write_notebook(lab.root, name, NOTEBOOK7_CELLS)
+        jh.open_notebook(page, lab, name, len(NOTEBOOK7_CELLS), console, ui="notebook")
+        assert page.evaluate("() => window.jupyterapp.name") == "Jupyter Notebook"
+        # Notebook 7.6 itself throws while it loads (a settings 'schema' read of undefined;
+        # 'filebrowser:open-path' not registered, the notebook page having no file browser),
+        # with or without gradlab: only what happens from here on is judged.
+        loaded = len(console)
+        jh.run_cells(page, 0, 1)
+        ms = _timed_grad_cell(page, GRAD, "def dloss_dW")
+        print(f"Notebook 7: panel on screen after {ms:.0f} ms")
+        panel = jh.cell(page, GRAD).locator(".gradlab-panel")
+        grad_before = _first_panel(page, panel)
+        _tab(panel, "edit").click()
+        editor = _code_editor(panel)          # CodeMirror, not the Textarea
+        expect(panel.locator(".gradlab-editor-fallback")).to_be_hidden()
+        assert editor.locator(".cm-lineNumbers .cm-gutterElement").count() > 10
+        _type_surgery(page, panel)            # Tab indents
+        _button(panel, "Recompile").click()
+        expect(panel.locator(".gradlab-status")).to_contain_text(
+            "✓ compiled (edited: 1 line changed)", timeout=jh.STEP_S * 1000)
+        expect(panel.locator(".gradlab-header")).to_have_text(
+            "dloss(W, x) → ∂loss/∂W · edited: 1 line changed")
+        _button(panel, "Run").click()
+        expect(panel.locator(".gradlab-result .gradlab-run")).to_contain_text(
+            f"[{grad_before[0] / 2:.4g}", timeout=jh.STEP_S * 1000)
+        assert _probe(page) == pytest.approx(grad_before[0] / 2, rel=1e-3)
+        _shot(panel, tmp_path / "notebook7-edit.png", [])
+        errors = [m for m in console[loaded:] if m.startswith("pageerror")]
+        assert not errors, f"uncaught errors in the page: {errors}"
+
+
+@contextlib.contextmanager
+def _debug_on_failure(lab: jh.Server, page: Any, console: list[str],
+                      tmp_path: Path) -> Iterator[None]:
+    """On failure, what a person debugging CI needs: the page as it was, the server log, the
+    console."""
+    try:
+        yield
     except BaseException:
-        # What a person debugging CI needs: the page as it was, the server log, the console.
         shot = tmp_path / "failure.png"
         try:
             for pg in page.context.pages:
@@ -469,7 +223,7 @@ def test_grad_panel_in_jupyterlab(lab: Lab, page: Any, console: list[str], tmp_p
                 shot = shot.with_name("failure-2.png")
         except Exception as e:
             print(f"(no failure screenshot: {e})")
-        print(f"--- JupyterLab log ({lab.log}) ---\n{_tail(lab.log, 40)}")
+        print(f"--- Jupyter server log ({lab.log}) ---\n{jh.tail(lab.log, 40)}")
         print("--- browser console ---\n" + "\n".join(console[-30:]))
         raise
 
@@ -482,31 +236,20 @@ def _student_answer(starter: str, factor: str, seed: str) -> str:
     return head + sep + tail
 
 
-def _open(page: Any, lab: Lab, name: str, console: list[str]) -> None:
-    page.goto(lab.url(f"/lab/tree/{name}"), wait_until="domcontentloaded",
-              timeout=SERVER_START_S * 1000)
-    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.started !== undefined",
-                           timeout=SERVER_START_S * 1000)
-    _dismiss_interruptions(page)
-    page.locator(".jp-Notebook .jp-Cell").nth(len(CELLS) - 1).wait_for(
-        state="visible", timeout=KERNEL_IDLE_S * 1000)
-    _wait_kernel_idle(page, KERNEL_IDLE_S, console)
-
-
-def _drive(lab: Lab, page: Any, console: list[str], tmp_path: Path,
+def _drive(lab: jh.Server, page: Any, console: list[str], tmp_path: Path,
            record_property: Any) -> None:
     name = "grad_panel.ipynb"
     shots: list[str] = []
-    _write_notebook(lab.root, name)
-    _open(page, lab, name, console)
+    jh.write_notebook(lab.root, name, CELLS)
+    jh.open_notebook(page, lab, name, len(CELLS), console)
     t0 = time.monotonic()
-    _run(page, 0, 1)
-    _wait_kernel_idle(page, STEP_S, console)
+    jh.run_cells(page, 0, 1)
+    jh.wait_kernel_idle(page, len(CELLS), jh.STEP_S, console)
 
     ms = _timed_grad_cell(page, GRAD, "def dloss_dW")
     print(f"panel on screen after {ms:.0f} ms")
     record_property("panel_on_screen_ms", round(ms, 1))
-    panel = _cell(page, GRAD).locator(".gradlab-panel")
+    panel = jh.cell(page, GRAD).locator(".gradlab-panel")
     grad_before = _first_panel(page, panel)
 
     _surgery(page, panel, grad_before, tmp_path, shots)
@@ -515,12 +258,12 @@ def _drive(lab: Lab, page: Any, console: list[str], tmp_path: Path,
     _reset(page, panel, grad_before)
     _exercise(page, tmp_path, shots)
 
-    _run(page, LONG - 1)
+    jh.run_cells(page, LONG - 1)
     long_ms = _timed_grad_cell(page, LONG, "def dlong_loss_dW1")
     print(f"30-line function: panel on screen after {long_ms:.0f} ms")
     record_property("panel_on_screen_30_lines_ms", round(long_ms, 1))
     assert long_ms < PANEL_BOUND_S * 1000, f"the panel took {long_ms:.0f} ms to appear"
-    expect(_cell(page, LONG).locator(".gradlab-panel .gradlab-run")).to_contain_text(
+    expect(jh.cell(page, LONG).locator(".gradlab-panel .gradlab-run")).to_contain_text(
         "numpy · cpu")
 
     # Leave an edit active for the saved notebook: reopened, it must show that one.
@@ -529,7 +272,7 @@ def _drive(lab: Lab, page: Any, console: list[str], tmp_path: Path,
     _button(panel, "Recompile & Run").click()
     expect(panel.locator(".gradlab-header")).to_contain_text("edited: 1 line changed")
     expect(panel.locator(".gradlab-result .gradlab-run")).to_contain_text(
-        f"[{grad_before[0] / 2:.4g}", timeout=STEP_S * 1000)
+        f"[{grad_before[0] / 2:.4g}", timeout=jh.STEP_S * 1000)
     errors = [m for m in console if m.startswith("pageerror")]
     assert not errors, f"uncaught errors in the page: {errors}"
     print(f"live part: {time.monotonic() - t0:.1f} s")
@@ -541,13 +284,7 @@ def _drive(lab: Lab, page: Any, console: list[str], tmp_path: Path,
 
 def _timed_grad_cell(page: Any, index: int, expected: str) -> float:
     """Run a %%grad cell; ms from executing it to its generated code on screen."""
-    page.evaluate(_START_GRAD_CELL_JS, index)
-    handle = page.wait_for_function(_PANEL_VISIBLE_JS, arg=[index, expected],
-                                    timeout=STEP_S * 1000, polling="raf")
-    ms = float(handle.json_value())
-    page.wait_for_function("() => window.__gradlabRunOk !== undefined", timeout=STEP_S * 1000)
-    run_ok = page.evaluate("() => window.__gradlabRunOk")
-    assert run_ok is True, f"the %%grad cell failed ({run_ok!r}):\n{_outputs_text(page, index)}"
+    ms = jh.timed_cell(page, index, expected)
     assert ms < PANEL_BOUND_S * 1000, f"the panel took {ms:.0f} ms to appear"
     return ms
 
@@ -555,9 +292,9 @@ def _timed_grad_cell(page: Any, index: int, expected: str) -> float:
 def _first_panel(page: Any, panel: Any) -> list[float]:
     """The panel as the cell left it: header, highlighted code, one run; the static twin below
     it hidden while the widget is live."""
-    cell = _cell(page, GRAD)
+    cell = jh.cell(page, GRAD)
     assert cell.locator("[data-mime-type='application/vnd.jupyter.stderr']").count() == 0, \
-        _outputs_text(page, GRAD)
+        jh.outputs_text(page, GRAD)
     expect(panel).to_have_count(1)
     expect(panel.locator(".gradlab-header")).to_have_text("dloss(W, x) → ∂loss/∂W · generated")
     code = panel.locator(".gradlab-code")
@@ -579,7 +316,7 @@ def _first_panel(page: Any, panel: Any) -> list[float]:
 
 def _code_editor(panel: Any) -> Any:
     editor = panel.locator(".gradlab-code-editor .cm-editor")
-    expect(editor).to_be_visible(timeout=STEP_S * 1000)
+    expect(editor).to_be_visible(timeout=jh.STEP_S * 1000)
     return editor
 
 
@@ -613,13 +350,13 @@ def _surgery(page: Any, panel: Any, grad_before: list[float], tmp_path: Path,
     _button(panel, "Recompile & Run").click()
     header = panel.locator(".gradlab-header")
     expect(header).to_have_text("dloss(W, x) → ∂loss/∂W · edited: 1 line changed",
-                                timeout=STEP_S * 1000)
+                                timeout=jh.STEP_S * 1000)
     status = panel.locator(".gradlab-status")
     expect(status).to_contain_text("✓ compiled (edited: 1 line changed) · dloss in your "
                                    "notebook is this version")
     expect(panel.locator(".gradlab-diff")).to_contain_text("+    " + SURGERY_LINE)
     run_line = panel.locator(".gradlab-result .gradlab-run")
-    expect(run_line).to_contain_text(f"[{grad_before[0] / 2:.4g}", timeout=STEP_S * 1000)
+    expect(run_line).to_contain_text(f"[{grad_before[0] / 2:.4g}", timeout=jh.STEP_S * 1000)
     probe = _probe(page)
     assert probe == pytest.approx(grad_before[0] / 2, rel=1e-3), probe
 
@@ -629,7 +366,7 @@ def _surgery(page: Any, panel: Any, grad_before: list[float], tmp_path: Path,
     page.keyboard.press("End")
     page.keyboard.type(" +")
     _button(panel, "Recompile").click()
-    expect(status).to_contain_text("✗ line", timeout=STEP_S * 1000)
+    expect(status).to_contain_text("✗ line", timeout=jh.STEP_S * 1000)
     status_text = status.inner_text().strip()
     assert "still running: your previous edit (edited: 1 line changed)" in status_text, \
         status_text
@@ -644,7 +381,7 @@ def _surgery(page: Any, panel: Any, grad_before: list[float], tmp_path: Path,
     page.keyboard.press("Backspace")
     page.keyboard.press("Backspace")
     _button(panel, "Recompile").click()
-    expect(status).to_contain_text("✓ compiled", timeout=STEP_S * 1000)
+    expect(status).to_contain_text("✓ compiled", timeout=jh.STEP_S * 1000)
     expect(marked).to_have_count(0)
     _shot(panel, tmp_path / "edit.png", shots)
 
@@ -654,18 +391,18 @@ def _stepper_and_graph(page: Any, panel: Any, tmp_path: Path, shots: list[str]) 
     gradient; the graph lights up the current step."""
     _tab(panel, "step through").click()
     stepper = panel.locator(".gradlab-stepper")
-    expect(stepper).to_contain_text("step 1 of 4", timeout=STEP_S * 1000)   # the edit's line too
+    expect(stepper).to_contain_text("step 1 of 4", timeout=jh.STEP_S * 1000)   # the edit's line too
     expect(stepper.locator(".widget-readout")).to_have_text("1")
     expect(stepper).to_contain_text("(the seed)")
     expect(stepper).to_contain_text("|·|")
     _button(stepper, "Next").click()
-    expect(stepper).to_contain_text("step 2 of 4", timeout=STEP_S * 1000)
+    expect(stepper).to_contain_text("step 2 of 4", timeout=jh.STEP_S * 1000)
     expect(stepper.locator(".widget-readout")).to_have_text("2")
     expect(stepper).to_contain_text("dxW = (1.0 - h * h) * dh")
     _shot(panel, tmp_path / "step.png", shots)
     _tab(panel, "graph").click()
     graph = panel.locator(".gradlab-graph svg")
-    expect(graph).to_be_visible(timeout=STEP_S * 1000)
+    expect(graph).to_be_visible(timeout=jh.STEP_S * 1000)
     box = graph.bounding_box()
     assert box["width"] <= panel.bounding_box()["width"], box
     expect(panel.locator(".gradlab-graph")).to_contain_text("** 2")
@@ -676,8 +413,9 @@ def _stepper_and_graph(page: Any, panel: Any, tmp_path: Path, shots: list[str]) 
 
 
 def _every_framework(page: Any, panel: Any, tmp_path: Path, shots: list[str]) -> None:
-    """Run on each installed framework: the Run button is disabled and says so while it runs
-    (a double click runs once); then 'all' gives one table."""
+    """Run on each installed framework: choosing it disables Run, which says it is loading;
+    running, Run is disabled and says so (a double click runs once); then 'all' gives one
+    table."""
     select = panel.locator(".widget-dropdown", has_text="backend").locator("select")
     frameworks = [o for o in select.locator("option").all_inner_texts() if o != "all"]
     devices = panel.locator(".widget-dropdown", has_text="device").locator(
@@ -686,22 +424,27 @@ def _every_framework(page: Any, panel: Any, tmp_path: Path, shots: list[str]) ->
     assert devices == available_devices("numpy"), devices     # only those present
     result = panel.locator(".gradlab-result")
     for fw in frameworks:
-        select.select_option(fw)
         page.evaluate(_WATCH_BUSY_JS, GRAD)
+        if select.input_value() != fw:
+            select.select_option(fw)        # Run says 'loading <fw>…' while its devices load
+            page.wait_for_function("() => window.__gradlabBusy.loading",
+                                   timeout=jh.STEP_S * 1000)
+        expect(_button(panel, "Run")).to_be_enabled(timeout=jh.STEP_S * 1000)
+        page.evaluate("() => window.__gradlabBusy.reset()")
         _button(panel, "Run").dblclick()
         expect(result.locator(".gradlab-run")).to_contain_text(f"{fw} · ",
-                                                               timeout=STEP_S * 1000)
-        expect(_button(panel, "Run")).to_be_enabled(timeout=STEP_S * 1000)
+                                                               timeout=jh.STEP_S * 1000)
+        expect(_button(panel, "Run")).to_be_enabled(timeout=jh.STEP_S * 1000)
         page.wait_for_timeout(300)      # a second run, if the double click made one
         seen = page.evaluate("() => { window.__gradlabBusyObserver.disconnect();"
-                             " return window.__gradlabBusy; }")
+                             " const {reset, ...seen} = window.__gradlabBusy; return seen; }")
         assert seen["running"] and seen["busyText"], (fw, seen)
         assert seen["disabled"] == 1, f"{fw}: the double click ran {seen['disabled']} times"
         print(f"{fw}: {result.locator('.gradlab-run').inner_text().splitlines()[-1]}")
     select.select_option("all")
     _button(panel, "Run").click()
     table = result.locator(".gradlab-comparison")
-    expect(table).to_be_visible(timeout=STEP_S * 1000)
+    expect(table).to_be_visible(timeout=jh.STEP_S * 1000)
     expect(table.locator("tr.gradlab-run")).to_have_count(len(frameworks))
     assert result.locator(".gradlab-run-values").count() == 1
     _shot(panel, tmp_path / "all.png", shots)
@@ -712,7 +455,7 @@ def _reset(page: Any, panel: Any, grad_before: list[float]) -> None:
     _tab(panel, "edit").click()
     _button(panel, "Reset").click()
     expect(panel.locator(".gradlab-header")).to_have_text(
-        "dloss(W, x) → ∂loss/∂W · generated", timeout=STEP_S * 1000)
+        "dloss(W, x) → ∂loss/∂W · generated", timeout=jh.STEP_S * 1000)
     run_line = panel.locator(".gradlab-result .gradlab-run")
     expect(run_line).to_have_count(1)
     expect(run_line).to_contain_text(f"[{grad_before[0]:.4g}")
@@ -724,15 +467,15 @@ def _exercise(page: Any, tmp_path: Path, shots: list[str]) -> None:
     """An exercise shows the answer in no tab and gives no name to it; an answer that ignores
     the seed is told so; a wrong local derivative is named, not corrected; Show solution puts
     the solution beside the student's code."""
-    _run(page, EXERCISE)
-    cell = _cell(page, EXERCISE)
+    jh.run_cells(page, EXERCISE)
+    cell = jh.cell(page, EXERCISE)
     panel = cell.locator(".gradlab-panel")
-    expect(panel).to_have_count(1, timeout=STEP_S * 1000)
+    expect(panel).to_have_count(1, timeout=jh.STEP_S * 1000)
     editor = _code_editor(panel)
     starter = editor.locator(".cm-content").inner_text()
     assert "dxW" not in starter and "# h = np.tanh(x @ W)" in starter, starter
-    _run(page, EXERCISE_PROBE_INDEX)
-    assert "answer given: False" in _outputs_text(page, EXERCISE_PROBE_INDEX)
+    jh.run_cells(page, EXERCISE_PROBE_INDEX)
+    assert "answer given: False" in jh.outputs_text(page, EXERCISE_PROBE_INDEX)
     expect(_button(panel, "Run")).to_be_disabled()
     for tab in ("code", "step through", "graph"):
         _tab(panel, tab).click()
@@ -751,7 +494,7 @@ def _exercise(page: Any, tmp_path: Path, shots: list[str]) -> None:
         page.keyboard.press("Control+a")
         page.keyboard.insert_text(_student_answer(starter, factor, seed))
         _button(panel, "Check").click()
-        expect(status).to_contain_text(expected, timeout=STEP_S * 1000)
+        expect(status).to_contain_text(expected, timeout=jh.STEP_S * 1000)
         if expected != "correct":
             assert SOLUTION_LINE not in _text_beside_editor(panel), expected
             _shot(panel, tmp_path / f"exercise-{len(shots)}.png", shots)
@@ -760,7 +503,7 @@ def _exercise(page: Any, tmp_path: Path, shots: list[str]) -> None:
         "dlayer(W, x) → ∂layer/∂W · your backward pass (solved)")
     _button(panel, "Show solution").click()
     solution = panel.locator(".gradlab-solution")
-    expect(solution).to_contain_text(SOLUTION_LINE, timeout=STEP_S * 1000)
+    expect(solution).to_contain_text(SOLUTION_LINE, timeout=jh.STEP_S * 1000)
     assert solution.bounding_box()["x"] > editor.bounding_box()["x"]   # beside, not below
     _shot(panel, tmp_path / "exercise-solution.png", shots)
 
@@ -774,13 +517,13 @@ def _text_beside_editor(panel: Any) -> str:
     }""")
 
 
-def _reopen(lab: Lab, page: Any, name: str, console: list[str], tmp_path: Path,
+def _reopen(lab: jh.Server, page: Any, name: str, console: list[str], tmp_path: Path,
             shots: list[str]) -> None:
     """Save, stop the kernel, open the notebook in a fresh page: each panel shows its static
     view (the active code, the last results), none says 'model not found'."""
     page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
     page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty",
-                           timeout=STEP_S * 1000)
+                           timeout=jh.STEP_S * 1000)
     import nbformat
     saved = nbformat.read(str(lab.root / name), as_version=4)
     state = saved.metadata.get("widgets", {}).get(
@@ -792,17 +535,14 @@ def _reopen(lab: Lab, page: Any, name: str, console: list[str], tmp_path: Path,
     statics = [o["data"]["text/html"] for o in saved.cells[GRAD].outputs
                if "gradlab-static" in o.get("data", {}).get("text/html", "")]
     assert len(statics) == 1 and SURGERY_LINE in statics[0], statics
-    for kernel in _api(lab.base, "/api/kernels", lab.token) or []:
-        _api(lab.base, f"/api/kernels/{kernel['id']}", lab.token, method="DELETE", timeout=20)
+    lab.shutdown_kernels()
     page.close()
     fresh = page.context.new_page()
-    fresh.on("console", lambda m: console.append(f"{m.type}: {m.text}")
-             if m.type in ("error", "warning") else None)
-    fresh.on("pageerror", lambda e: console.append(f"pageerror: {e}"))
-    _open(fresh, lab, name, console)
-    cell = _cell(fresh, GRAD)
+    jh.listen(fresh, console)
+    jh.open_notebook(fresh, lab, name, len(CELLS), console)
+    cell = jh.cell(fresh, GRAD)
     static = cell.locator(".gradlab-static")
-    expect(static).to_be_visible(timeout=STEP_S * 1000)
+    expect(static).to_be_visible(timeout=jh.STEP_S * 1000)
     expect(static).to_contain_text(SURGERY_LINE)
     expect(static).to_contain_text("edited: 1 line changed")
     assert "come from" not in static.inner_text()          # the results are the edit's
@@ -811,5 +551,5 @@ def _reopen(lab: Lab, page: Any, name: str, console: list[str], tmp_path: Path,
     text = fresh.locator(".jp-Notebook").inner_text()
     assert "model not found" not in text and "Error displaying widget" not in text, text[:2000]
     for index in (EXERCISE, LONG):
-        expect(_cell(fresh, index).locator(".gradlab-static")).to_be_visible()
+        expect(jh.cell(fresh, index).locator(".gradlab-static")).to_be_visible()
     _shot(cell, tmp_path / "reopened.png", shots)

@@ -76,6 +76,20 @@ def test_the_header_says_which_version_runs():
         "loss_jvp_W(W, x, W_dot) → loss and its derivative along W_dot")
 
 
+def test_blank_lines_left_at_the_end_of_an_edit_change_nothing():
+    s = GradSession(gradlab.grad(loss), (W, X))
+    s.run()
+    edit = s.source.replace("    return dW", "    dW = dW * 0.5\n    return dW")
+    assert s.recompile(edit + "\n\n   \n")
+    assert s.version() == "edited: 1 line changed"
+    added = [line for line in s.diff_text.splitlines()
+             if line.startswith("+") and not line.startswith("+++")]
+    assert added == ["+    dW = dW * 0.5"], s.diff_text
+    s.run()
+    assert s.recompile(edit + "\n")                     # the same code: its results stand
+    assert not s.stale
+
+
 def test_on_active_hears_each_new_version_and_reset_brings_back_the_results():
     s = GradSession(gradlab.grad(loss), (W, X))
     heard = []

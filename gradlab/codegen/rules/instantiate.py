@@ -72,8 +72,10 @@ class _ShapeSimplifier(gast.NodeTransformer):
         func = node.func
         if isinstance(func, gast.Attribute) and len(node.args) == 2:
             target = self.shape_of(node.args[1])
+            # a name assigned values of different shapes (``h = h * v`` in a loop, growing
+            # from x's shape) has no one shape: its class equals nothing, itself included
             if func.attr == "unbroadcast" and self.result_shaped and target is not None and (
-                    target == self.result_class):
+                    target == self.result_class) and not str(target).startswith("mixed:"):
                 return node.args[0]
             if func.attr == "broadcast_like" and target == "()":
                 return node.args[0]

@@ -79,6 +79,10 @@ class Backend:
     #: False where NumPy's scalars are this backend's own values; elsewhere a NumPy scalar in
     #: generated code is a constant kept as written (``np.sum(0.5)``), whose gradient is 0.0
     numpy_scalars_are_constants: ClassVar[bool] = True
+    #: True where arrays take ``x[i] += v`` (NumPy, torch): gradient code then updates its own
+    #: buffers in place (``du[t] += du_t``); elsewhere (JAX, TensorFlow, a backend that does
+    #: not say) it runs them as ``du = gl.index_add(du, t, du_t)``
+    updates_in_place: ClassVar[bool] = False
 
     def __init__(self) -> None:
         self._namespaces: dict[Hashable, types.ModuleType] = {}
@@ -91,6 +95,11 @@ class Backend:
         """True for a symbolic value (inside ``jax.jit`` or ``tf.function``): nothing made from
         it may be kept for later calls."""
         return False
+
+    def updates_functionally(self, args: tuple[Any, ...]) -> bool:
+        """Whether generated code called with ``args`` must leave arrays unchanged (see
+        :attr:`updates_in_place`; torch also while autograd records the call)."""
+        return not self.updates_in_place
 
     # --- devices ----------------------------------------------------------------------------------
     def devices(self) -> list[str]:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Literal
 
+import numpy as _numpy
+
 from .. import dtypes as _dtypes
 
 #: The namespace a template is bound to (set in each bound copy, never here).
@@ -131,7 +133,15 @@ def sum_to(x: Any, shape: Any) -> Any:
     return gl.reshape(x, target) if lead else x
 
 
+#: Values of shape ``()`` that are not arrays, on every backend: Python numbers, NumPy scalars.
+_NUMBERS = (float, int, _numpy.generic)
+
+
 def unbroadcast(x: Any, like: Any) -> Any:
+    if isinstance(x, _NUMBERS) and isinstance(like, _NUMBERS):
+        # two numbers: nothing to do, and asked first (np.shape of a NumPy scalar makes an
+        # array, microseconds; a loop over u[t] asks at every step)
+        return x
     target = gl.shape(like)
     have = gl.shape(x)
     if have == target:

@@ -243,6 +243,7 @@ def matmul_grad_y(dz: Any, x: Any, y: Any) -> Any:
 
 class JaxBackend(Backend):
     name, title, reference = "jax", "JAX", "jax.grad"
+    updates_in_place = False        # JAX arrays never change (under jit, XLA updates in place)
 
     def is_traced(self, value: Any) -> bool:
         return type(value).__module__.startswith("jax._src")   # a tracer inside jax.jit

@@ -317,6 +317,7 @@ class NumPyBackend(Backend):
     name, title, reference = "numpy", "NumPy", "HIPS autograd"
     typed_seed = False               # NumPy takes Python numbers everywhere
     numpy_scalars_are_constants = False
+    updates_in_place = True          # du[t] += du_t
 
     def from_numpy(self, array: Any) -> Any:
         return array

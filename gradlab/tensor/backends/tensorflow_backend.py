@@ -119,7 +119,7 @@ def outer(x: Any, y: Any) -> Any:
 
 
 # --- reductions: tf.reduce_* already take (x, axis, keepdims) ------------------------------
-sum, mean, prod = tf.reduce_sum, tf.reduce_mean, tf.reduce_prod
+sum, prod = tf.reduce_sum, tf.reduce_prod
 max, min = tf.reduce_max, tf.reduce_min
 logsumexp = tf.reduce_logsumexp
 
@@ -138,8 +138,21 @@ def _truth(x: Any) -> Any:
     return x if x.dtype == tf.bool else tf.not_equal(x, tf.zeros((), x.dtype))
 
 
-def var(x: Any, axis: Any = None, *, keepdims: bool = False, ddof: int = 0) -> Any:
+def _as_float(x: Any) -> Any:
+    """Integers and booleans as NumPy averages them: in float64 (TensorFlow's mean of ints is
+    an int, rounded down)."""
     x = _t(x)
+    if not (x.dtype.is_floating or x.dtype.is_complex):
+        return tf.cast(x, tf.float64)
+    return x
+
+
+def mean(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
+    return tf.reduce_mean(_as_float(x), axis=axis, keepdims=keepdims)
+
+
+def var(x: Any, axis: Any = None, *, keepdims: bool = False, ddof: int = 0) -> Any:
+    x = _as_float(x)
     v = tf.math.reduce_variance(x, axis=axis, keepdims=keepdims)
     if ddof:
         n = _count(x, axis)
@@ -610,6 +623,7 @@ def matmul_grad_y(dz: Any, x: Any, y: Any) -> Any:
 class TensorFlowBackend(Backend):
     name, title, reference = "tensorflow", "TensorFlow", "tf.GradientTape"
     wraps_python_numbers = True     # tf.math.sin(0.5) makes a float32 tensor
+    updates_in_place = False        # tensors never change (tensor_scatter_nd_add makes a new one)
 
     def is_traced(self, value: Any) -> bool:
         return not hasattr(value, "numpy")   # a symbolic tensor inside tf.function

@@ -142,7 +142,16 @@ def sum(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
     return torch.sum(x, _dims(axis), keepdim=True) if keepdims else torch.sum(x, _dims(axis))
 
 
+def _as_float(x: Any) -> Any:
+    """Integers and booleans as NumPy averages them: in float64 (torch refuses a mean of
+    ints)."""
+    if isinstance(x, torch.Tensor) and not (x.is_floating_point() or x.is_complex()):
+        return x.to(torch.float64)
+    return x
+
+
 def mean(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
+    x = _as_float(x)
     if axis is None:
         return torch.mean(x, None, keepdim=True) if keepdims else torch.mean(x)
     if axis == ():
@@ -199,11 +208,11 @@ def logsumexp(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
 
 
 def var(x: Any, axis: Any = None, *, keepdims: bool = False, ddof: int = 0) -> Any:
-    return torch.var(x, dim=_dims(axis), correction=ddof, keepdim=keepdims)
+    return torch.var(_as_float(x), dim=_dims(axis), correction=ddof, keepdim=keepdims)
 
 
 def std(x: Any, axis: Any = None, *, keepdims: bool = False, ddof: int = 0) -> Any:
-    return torch.std(x, dim=_dims(axis), correction=ddof, keepdim=keepdims)
+    return torch.std(_as_float(x), dim=_dims(axis), correction=ddof, keepdim=keepdims)
 
 
 def argmax(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
@@ -567,8 +576,17 @@ def ndim(x: Any) -> int:
     return x.dim() if isinstance(x, torch.Tensor) else 0
 
 
+#: What ``x.to(...)`` may be given besides a dtype: a device moves the tensor, a tensor gives
+#: its dtype and device. Neither changes a value, so the gradient flows through unchanged.
+_DEVICE_NAMES = ("cpu", "cuda", "mps", "xpu", "meta")
+
+
 def astype(x: Any, dtype: Any) -> Any:
-    return _as_tensor(x, None).to(native_dtype(dtype))
+    x = _as_tensor(x, None)
+    if isinstance(dtype, (torch.device, torch.Tensor)) or (
+            isinstance(dtype, str) and dtype.split(":")[0] in _DEVICE_NAMES):
+        return x.to(dtype)
+    return x.to(native_dtype(dtype))
 
 
 def to_numpy(x: Any) -> Any:
@@ -587,6 +605,7 @@ class TorchBackend(Backend):
     name, title, reference = "torch", "PyTorch", "torch.autograd"
     wraps_python_numbers = True     # torch.sin(0.5) raises
     binds_device = True             # creation functions read the namespace's DEVICE
+    updates_in_place = True         # du[t] += du_t (not while autograd records the call)
 
     def devices(self) -> list[str]:
         return ["cpu"] + [f"cuda:{i}" for i in range(torch.cuda.device_count())]
@@ -604,6 +623,20 @@ class TorchBackend(Backend):
     def synchronize(self, x: Any) -> None:
         if x.is_cuda:
             torch.cuda.synchronize(x.device)
+
+    def updates_functionally(self, args: tuple[Any, ...]) -> bool:
+        """While autograd records the call (an input requires grad: a gradient of gradlab's
+        gradient) or inside a ``torch.func`` transform, no tensor is changed in place: autograd
+        refuses changes to tensors it saved, and a transform's wrapped tensors cannot be added
+        into a plain one."""
+        if torch._C._functorch.peek_interpreter_stack() is not None:
+            return True
+        if not torch.is_grad_enabled():
+            return False
+        for a in args:      # (this module's `any` is the tensor primitive)
+            if getattr(a, "requires_grad", False):
+                return True
+        return False
 
     def call_device(self, args: tuple[Any, ...]) -> Any:
         """The CUDA device of the first tensor among ``args`` (None: the CPU)."""

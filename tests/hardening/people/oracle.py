@@ -353,6 +353,10 @@ class Checker:
         ad = None if ref.gradlab_stops else ref.autodiff(mode)
         if ad is None:
             raise Undefined("a gradient stopped on purpose, and no autodiff to say what it is")
+        if ref.numbers_leave_the_tape:
+            raise Undefined("a gradient stopped on purpose, and Python numbers made of values "
+                            "(math.*, float()): the framework's autodiff drops those gradients "
+                            "too, gradlab does not, so neither reference says what is meant")
         ad = np.atleast_1d(np.asarray(ad, dtype=np.float64))
         _, rtol = self.tolerances(ref)
         scale = max(1.0, float(np.max(np.abs(ad), initial=0.0)))

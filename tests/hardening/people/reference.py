@@ -154,6 +154,10 @@ class Reference:
         self.stops_gradient = stops_gradient(program.source, program.dialect)
         #: gradlab.stop_gradient: no framework's autodiff knows it (it is the identity there)
         self.gradlab_stops = bool(_GRADLAB_STOPS.search(program.source))
+        #: math.erf(w[0]) or float(w[0]) of a torch/TF value: the framework's autodiff drops
+        #: the gradient there (a Python number is a constant to it), gradlab follows it
+        self.numbers_leave_the_tape = program.dialect in ("tensorflow", "torch") and bool(
+            _PYTHON_NUMBERS.search(program.source))
         self.value = real_scalar(self.raw) if program.output == "scalar" else None
         self._cache: dict[str, Any] = {}
         self.coords = self._coordinates()

@@ -56,7 +56,7 @@ LOOP_OVER_DICT = True
 #: comes back float64 for a float32 input. While False, a program's float inputs share one
 #: dtype, and programs with float32 inputs are judged on NumPy and JAX, without hvp (an
 #: oracle switch too: float64 constants such as np.eye(4) still meet them).
-MIXED_PRECISION = False
+MIXED_PRECISION = True
 
 #: attribute-of-expression-is-constant (test_transpose_of_expression): ``(w * 2.0).T`` and
 #: ``np.tan(w).T`` give a zero gradient. While False, properties are read off names only.
@@ -150,10 +150,11 @@ HVP_OF_CONTAINERS = True
 #: python-float-into-torch-tf (test_outer_of_python_float): a Python float reaching a
 #: primitive crashes on PyTorch (or goes float32 on TensorFlow). While False, NumPy programs
 #: that make Python floats are judged on NumPy and JAX only.
-PYTHON_FLOATS_ON_TORCH_TF = False
+PYTHON_FLOATS_ON_TORCH_TF = True
 #: int-float-mix-on-backends (test_int_array_times_float_on_tensorflow): an int array times a
-#: float one crashes on TensorFlow (NumPy promotes), and torch's gradient code mixes the
-#: float32 it makes of ints with float64. While False, programs that make int arrays or take
+#: float one is refused on TensorFlow (NumPy promotes); np.log of an int array is float32 on
+#: torch (NumPy: float64) and crashes on TensorFlow; torch's gradient code mixes the float32
+#: it makes of ints with float64. While False, programs that make int arrays or take
 #: int inputs are not judged on TensorFlow and PyTorch.
 INT_ARRAYS_ON_TF_TORCH = False
 

@@ -1,0 +1,253 @@
+"""What the backward pass reads of what the forward pass saved (the to-be-recorded analysis).
+
+The adjoint generator (:mod:`.reverse`) decides what to save by name: a value written in a
+loop is pushed on a stack when some backward code reads a value of that name. That misses
+where the read was written and which value it sees: the backward code of ``return
+np.sum(h)`` reads the *last* ``h``, before the loop's backward pass restores any older one,
+and a rule's ``unbroadcast`` that shape classes later proved useless reads nothing at all.
+
+This module answers the exact question on the finished adjoint function: a liveness analysis
+over its code (loops to a fixed point) finds, for each ``v = v_stack.pop()``, whether any
+later statement can read that ``v`` before it is written again. A stack none of whose pops is
+read is dropped with its pushes, so the forward pass saves only what the backward pass reads
+(the optimizer then drops the values that were computed only to be pushed).
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+import gast
+
+from . import trees
+from .build import is_comment
+
+
+class _Unknown(Exception):
+    """Code the analysis does not model (it then assumes every pop is read)."""
+
+
+def unread_stacks(fn: gast.FunctionDef, stacks: Iterable[str], live_at_exit: set[str]
+                  ) -> set[str]:
+    """The stacks of ``stacks`` whose every pop gives a value no later code reads.
+
+    ``live_at_exit``: names read after the function's code (the value the caller is handed
+    beside the gradients). A stack used in any other way than ``s = []``, ``s.append(v)``
+    and ``v = s.pop()`` is kept."""
+    candidates = _only_pushed_and_popped(fn, set(stacks))
+    if not candidates:
+        return set()
+    pops: dict[str, list[gast.Assign]] = {}
+    for node in trees.walk(fn):
+        popped = _popped(node)
+        if popped is not None and popped[0] in candidates:
+            pops.setdefault(popped[0], []).append(node)
+    try:
+        read = _Liveness(live_at_exit).popped_and_read(fn.body)
+    except _Unknown:
+        return set()
+    return {s for s in candidates if not any(id(p) in read for p in pops.get(s, []))}
+
+
+def drop_stacks(fn: gast.FunctionDef, dropped: set[str]) -> None:
+    """Remove every ``s = []``, ``s.append(v)`` and ``v = s.pop()`` of the stacks ``dropped``."""
+    def keep(s: gast.stmt) -> bool:
+        if isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(
+                s.targets[0], gast.Name) and s.targets[0].id in dropped and isinstance(
+                s.value, gast.List):
+            return False
+        pushed = _pushed(s)
+        if pushed is not None and pushed in dropped:
+            return False
+        popped = _popped(s)
+        return not (popped is not None and popped[0] in dropped)
+
+    def clean(block: list[gast.stmt]) -> list[gast.stmt]:
+        out = []
+        for s in block:
+            if not keep(s):
+                continue
+            for field in ("body", "orelse"):
+                inner = getattr(s, field, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt):
+                    setattr(s, field, clean(inner))
+            out.append(s)
+        return out
+
+    fn.body = clean(fn.body)
+
+
+def list_names(fn: gast.FunctionDef) -> set[str]:
+    """The names ``fn`` creates as an empty list (``s = []``): the candidates in code whose
+    stacks the generator did not name itself (forward mode over gradient code)."""
+    return {s.targets[0].id for s in trees.walk(fn)
+            if isinstance(s, gast.Assign) and len(s.targets) == 1
+            and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.List)
+            and not s.value.elts}
+
+
+# --- the shapes of the statements involved ----------------------------------------------------
+def _pushed(s: gast.AST) -> str | None:
+    """``s`` for ``s.append(v)`` written as a statement."""
+    if (isinstance(s, gast.Expr) and isinstance(s.value, gast.Call)
+            and isinstance(s.value.func, gast.Attribute) and s.value.func.attr == "append"
+            and isinstance(s.value.func.value, gast.Name) and len(s.value.args) == 1
+            and not s.value.keywords):
+        return s.value.func.value.id
+    return None
+
+
+def _popped(s: gast.AST) -> tuple[str, str] | None:
+    """``(s, v)`` for ``v = s.pop()``."""
+    if (isinstance(s, gast.Assign) and len(s.targets) == 1
+            and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Call)
+            and isinstance(s.value.func, gast.Attribute) and s.value.func.attr == "pop"
+            and isinstance(s.value.func.value, gast.Name) and not s.value.args
+            and not s.value.keywords):
+        return s.value.func.value.id, s.targets[0].id
+    return None
+
+
+def _only_pushed_and_popped(fn: gast.FunctionDef, stacks: set[str]) -> set[str]:
+    """The stacks of ``stacks`` every mention of which is its one creation (``s = []``), a push
+    or a pop (one walk of the function for all of them)."""
+    allowed: set[int] = set()
+    creations: dict[str, int] = {}
+    spoiled: set[str] = set()
+    mentions: list[gast.Name] = []
+    for node in trees.walk(fn):
+        if isinstance(node, gast.Name):
+            if node.id in stacks:
+                mentions.append(node)
+            continue
+        if isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(
+                node.targets[0], gast.Name) and node.targets[0].id in stacks:
+            stack = node.targets[0].id
+            if _popped(node) is None:
+                if isinstance(node.value, gast.List) and not node.value.elts:
+                    creations[stack] = creations.get(stack, 0) + 1
+                else:
+                    spoiled.add(stack)
+            allowed.add(id(node.targets[0]))
+        pushed = _pushed(node)
+        if pushed is not None and pushed in stacks:
+            allowed.add(id(node.value.func.value))   # type: ignore[attr-defined]
+        popped = _popped(node)
+        if popped is not None and popped[0] in stacks:
+            allowed.add(id(node.value.func.value))   # type: ignore[attr-defined]
+    spoiled |= {n.id for n in mentions if id(n) not in allowed}
+    return {s for s in stacks if creations.get(s) == 1 and s not in spoiled}
+
+
+# --- liveness ------------------------------------------------------------------------------
+def _reads(node: gast.AST | None) -> set[str]:
+    if node is None:
+        return set()
+    return {n.id for n in trees.walk(node) if isinstance(n, gast.Name) and isinstance(
+        n.ctx, gast.Load)}
+
+
+def _target_effect(target: gast.expr) -> tuple[set[str], set[str]]:
+    """(names a store to ``target`` overwrites, names it reads): ``a, b = ...`` overwrites
+    both; ``d[i] = ...`` reads ``d`` and ``i`` and overwrites nothing."""
+    if isinstance(target, gast.Name):
+        return {target.id}, set()
+    if isinstance(target, (gast.Tuple, gast.List)):
+        kills: set[str] = set()
+        reads: set[str] = set()
+        for e in target.elts:
+            k, r = _target_effect(e)
+            kills |= k
+            reads |= r
+        return kills, reads
+    if isinstance(target, gast.Starred):
+        return _target_effect(target.value)
+    return set(), _reads(target) | {n.id for n in trees.walk(target) if isinstance(n, gast.Name)}
+
+
+class _Liveness:
+    """Backward liveness over structured code: which names may be read before being written
+    again. Loops are followed to a fixed point (the sets only grow, within the function's
+    names, so it ends); ``popped_and_read`` collects the pops whose value is live after them."""
+
+    def __init__(self, live_at_exit: set[str]) -> None:
+        self.exit = set(live_at_exit)
+        self.read_pops: set[int] = set()
+
+    def popped_and_read(self, body: list[gast.stmt]) -> set[int]:
+        self.block(body, set(self.exit), None)
+        return self.read_pops
+
+    def block(self, stmts: list[gast.stmt], live: set[str], loop: tuple[set[str], set[str]] | None
+              ) -> set[str]:
+        """Live before ``stmts`` given ``live`` after them; ``loop``: (live after the
+        enclosing loop, live at its head), for ``break`` and ``continue``."""
+        for s in reversed(stmts):
+            live = self.stmt(s, live, loop)
+        return live
+
+    def stmt(self, s: gast.stmt, live: set[str], loop: tuple[set[str], set[str]] | None
+             ) -> set[str]:
+        if isinstance(s, gast.Assign):
+            popped = _popped(s)
+            if popped is not None and popped[1] in live:
+                self.read_pops.add(id(s))
+            kills: set[str] = set()
+            reads = _reads(s.value)
+            for t in s.targets:
+                k, r = _target_effect(t)
+                kills |= k
+                reads |= r
+            return (live - kills) | reads
+        if isinstance(s, gast.AugAssign):
+            return live | _reads(s.value) | {n.id for n in trees.walk(s.target)
+                                             if isinstance(n, gast.Name)}
+        if isinstance(s, gast.AnnAssign):
+            return live | _reads(s.value) | _reads(s.target)
+        if isinstance(s, gast.Expr):
+            return live if is_comment(s) else live | _reads(s.value)
+        if isinstance(s, gast.Pass):
+            return live
+        if isinstance(s, gast.Return):
+            return _reads(s.value) | self.exit
+        if isinstance(s, gast.Raise):
+            return _reads(s.exc) | _reads(s.cause)
+        if isinstance(s, gast.Assert):
+            return live | _reads(s.test) | _reads(s.msg)
+        if isinstance(s, gast.If):
+            return _reads(s.test) | self.block(s.body, set(live), loop) | self.block(
+                s.orelse, set(live), loop)
+        if isinstance(s, (gast.For, gast.While)):
+            return self.loop(s, live)
+        if isinstance(s, gast.Break):
+            if loop is None:
+                raise _Unknown
+            return set(loop[0])
+        if isinstance(s, gast.Continue):
+            if loop is None:
+                raise _Unknown
+            return set(loop[1])
+        raise _Unknown   # try, with, nested definitions, global...: not modelled
+
+    def loop(self, s: gast.For | gast.While, after: set[str]) -> set[str]:
+        """Live before the loop: its head is reached from before it and from the end of each
+        iteration (and ``continue``); the loop may run its body no time at all."""
+        if s.orelse:
+            raise _Unknown
+        if isinstance(s, gast.For):
+            kills, target_reads = _target_effect(s.target)
+            head_extra = _reads(s.iter)
+        else:
+            kills, target_reads = set(), set()
+            head_extra = _reads(s.test)
+        head = set(after)
+        while True:
+            start = self.block(s.body, set(head), (after, head))
+            # entering an iteration assigns the target
+            new_head = after | ((start - kills) | target_reads) | (
+                head_extra if isinstance(s, gast.While) else set())
+            if new_head <= head:
+                break
+            head |= new_head
+        if isinstance(s, gast.For):
+            return head | head_extra
+        return head
