@@ -49,11 +49,8 @@ lab: setup
 bench: setup
 	$(BIN)/python bench/overhead.py
 	$(BIN)/python bench/gradients.py
-<<<<<<< HEAD
-	$(BIN)/python bench/panel_latency.py
-=======
 	$(BIN)/python bench/checkpointing.py
->>>>>>> checkpoint
+	$(BIN)/python bench/panel_latency.py
 
 fuzz: setup
 	GRADLAB_REQUIRE_ALL_BACKENDS=1 $(BIN)/python -m pytest -q tests/hardening --fuzz

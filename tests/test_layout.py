@@ -51,3 +51,21 @@ def test_a_module_maps_to_its_test_module() -> None:
     assert mirrored_test(ROOT / "gradlab/api.py") == ROOT / "tests/test_api.py"
     assert mirrored_test(ROOT / "gradlab/kernel_ext/__init__.py") == \
         ROOT / "tests/kernel_ext/test_init.py"
+
+
+def test_no_file_keeps_a_merge_conflict() -> None:
+    """A conflict marker left in a file (it happened once, in the Makefile) breaks whatever
+    reads it, often far from the tests that would notice."""
+    markers = ("<<<<<<< ", ">>>>>>> ")
+    kept = []
+    for folder in ("gradlab", "tests", "bench", "docs", "notebooks"):
+        for path in (ROOT / folder).rglob("*"):
+            if path.suffix not in (".py", ".md", ".ipynb", ".toml", ".txt", ".js", ".mjs"):
+                continue
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+            kept += [f"{path.relative_to(ROOT)}:{i}" for i, line in enumerate(lines, 1)
+                     if line.startswith(markers)]
+    for name in ("Makefile", "pyproject.toml", "README.md"):
+        lines = (ROOT / name).read_text(encoding="utf-8").splitlines()
+        kept += [f"{name}:{i}" for i, line in enumerate(lines, 1) if line.startswith(markers)]
+    assert not kept, kept

@@ -481,7 +481,7 @@ class Tensor:
         return t
 
     # --- reductions: ``keepdims`` is passed only when true, because an explicit
-    # ``keepdims=False`` costs NumPy's and PyTorch's argument parsing ~0.2 µs a call ---------
+    # ``keepdims=False`` costs NumPy's and PyTorch's argument parsing (bench/HISTORY.md) -----
     def sum(self, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor:
         t = _new(self.__class__)
         t.raw = (self.ops.sum(self.raw, axis, keepdims=True) if keepdims else
@@ -820,7 +820,7 @@ _classes: dict[str, type[Tensor]] = {}
 
 #: Methods that are one namespace call on ``self.raw`` (unary) or on ``(self.raw, axis)``
 #: (reductions). Each framework's class gets copies with its namespace's function bound in, which
-#: saves the ``self.ops.<name>`` lookups: about 5% of a chain of small-tensor calls.
+#: saves the ``self.ops.<name>`` lookups on chains of small-tensor calls (bench/HISTORY.md).
 _UNARY_METHODS = """abs sign sqrt square exp expm1 log log1p log2 log10 sin cos tan arcsin arccos
 arctan sinh cosh tanh arcsinh arccosh arctanh sigmoid softplus relu erf floor ceil round reciprocal
 isnan isinf isfinite logical_not inv det""".split()

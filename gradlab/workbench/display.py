@@ -76,7 +76,7 @@ def highlight_html(source: str, highlight_lines: tuple[int, ...] = (),
     """``source`` as HTML with inline styles only, optional lines highlighted (1-based), and
     line numbers from ``first_number`` when it is given (a part of longer code).
     Cached: a panel shows the same code in its widget and in its static HTML, and pygments
-    takes ~10 ms for a page of code."""
+    is slow on a page of code (bench/HISTORY.md)."""
     from pygments import highlight
     from pygments.formatters import HtmlFormatter
     from pygments.lexers import PythonLexer

@@ -211,9 +211,9 @@ stop_gradient = jax.lax.stop_gradient
 
 # --- matmul's adjoint as dot_general, which contracts any axis ------------------------------
 # The generic halves (adjoint_helpers) transpose, and write the outer product as a broadcast
-# multiply; XLA keeps both as they are. As one dot_general each, W3 under jax.jit (40 steps
-# of a 64x64 matrix-vector product) runs as fast as jax.grad's own program (was 1.2x). Other
-# ranks fall back on the generic halves (generic_matmul_grad_x/y in the namespace).
+# multiply; XLA keeps both as they are. As one dot_general each, a recurrent step under jax.jit
+# compiles to what jax.grad's own program does (bench/HISTORY.md). Other ranks fall back on the
+# generic halves (generic_matmul_grad_x/y in the namespace).
 generic_matmul_grad_x: Any
 generic_matmul_grad_y: Any
 _NO_BATCH = ((), ())

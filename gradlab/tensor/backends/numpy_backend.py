@@ -55,8 +55,8 @@ _ndarray = np.ndarray
 
 def matmul(x: Any, y: Any) -> Any:
     """``np.matmul``; for arrays of rank <= 2, where the two agree, ``ndarray.dot``: the same
-    BLAS call with less dispatch (0.8 against 1.3 µs for a 64x64 matrix times a vector, the
-    size of a recurrent step, where matmul's overhead is most of the cost)."""
+    BLAS call with less dispatch, which is most of the cost at the size of a recurrent step
+    (bench/HISTORY.md)."""
     if type(x) is _ndarray and type(y) is _ndarray and x.ndim <= 2 and y.ndim <= 2 and (
             x.ndim and y.ndim):
         return x.dot(y)

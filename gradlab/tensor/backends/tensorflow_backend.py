@@ -578,9 +578,8 @@ stop_gradient = tf.stop_gradient
 
 # --- matmul's adjoint with MatMul's transpose flags ----------------------------------------
 # The generic halves (adjoint_helpers) transpose with an op of their own; inside tf.function
-# every op is a step of the graph executor, which dominates on small matrices (W3: 40 steps of
-# a 64x64 matrix-vector product ran 1.3x tf.GradientTape's graph). Other ranks fall back on
-# the generic halves (generic_matmul_grad_x/y in the namespace).
+# every op is a step of the graph executor, which dominates on small matrices (bench/HISTORY.md).
+# Other ranks fall back on the generic halves (generic_matmul_grad_x/y in the namespace).
 generic_matmul_grad_x: Any
 generic_matmul_grad_y: Any
 
