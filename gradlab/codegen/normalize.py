@@ -543,12 +543,11 @@ class Normalizer:
 
     def _call(self, node: gast.Call) -> tuple[Op, str]:
         res = self.resolver.call(node)
-        if res.kind != "prim":
-            indexed = self._size_of_dim(node)
-            if indexed is not None:
-                return self.op(indexed)
         if res.kind == "prim":
             return self._prim(res, node)
+        indexed = self._size_of_dim(node)
+        if indexed is not None:
+            return self.op(indexed)
         if res.kind == "user":
             return self._user_call(res, node)
         if res.kind == "append":
@@ -610,7 +609,7 @@ class Normalizer:
         expanded = None if custom else expand(prim, self._bind_temp, args, kwargs)
         if expanded is not None:
             return expanded, hint
-        style = "conversion" if res.prim == "array" else "call"
+        style = "conversion" if res.prim == "array" and prim == "copy" else "call"
         return Op(OpKind.PRIM, prim, args, kwargs, style=style, source=res.label), hint
 
     def _operands(self, prim: str, bound: dict[str, Any], res: Resolution, node: gast.Call,
