@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import builtins
 import types
-from typing import Any, Callable, ClassVar, Iterator, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterator, Sequence, Union
 
 from ..errors import BackendError
 from . import dtypes as _dtypes
@@ -268,176 +268,56 @@ class Tensor:
         t.raw = self.ops.getitem(self.raw, index)
         return t
 
-    # --- elementwise -----------------------------------------------------------------------
-    def abs(self) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = self.ops.abs(self.raw)
-        return t
-
-    def sign(self) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = self.ops.sign(self.raw)
-        return t
-
-    def sqrt(self) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = self.ops.sqrt(self.raw)
-        return t
-
-    def square(self) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = self.ops.square(self.raw)
-        return t
-
-    def exp(self) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = self.ops.exp(self.raw)
-        return t
-
-    def expm1(self) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = self.ops.expm1(self.raw)
-        return t
-
-    def log(self) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = self.ops.log(self.raw)
-        return t
-
-    def log1p(self) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = self.ops.log1p(self.raw)
-        return t
-
-    def log2(self) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = self.ops.log2(self.raw)
-        return t
-
-    def log10(self) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = self.ops.log10(self.raw)
-        return t
-
-    def sin(self) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = self.ops.sin(self.raw)
-        return t
-
-    def cos(self) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = self.ops.cos(self.raw)
-        return t
-
-    def tan(self) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = self.ops.tan(self.raw)
-        return t
-
-    def arcsin(self) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = self.ops.arcsin(self.raw)
-        return t
-
-    def arccos(self) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = self.ops.arccos(self.raw)
-        return t
-
-    def arctan(self) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = self.ops.arctan(self.raw)
-        return t
-
-    def sinh(self) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = self.ops.sinh(self.raw)
-        return t
-
-    def cosh(self) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = self.ops.cosh(self.raw)
-        return t
-
-    def tanh(self) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = self.ops.tanh(self.raw)
-        return t
-
-    def arcsinh(self) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = self.ops.arcsinh(self.raw)
-        return t
-
-    def arccosh(self) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = self.ops.arccosh(self.raw)
-        return t
-
-    def arctanh(self) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = self.ops.arctanh(self.raw)
-        return t
-
-    def sigmoid(self) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = self.ops.sigmoid(self.raw)
-        return t
-
-    def softplus(self) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = self.ops.softplus(self.raw)
-        return t
-
-    def relu(self) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = self.ops.relu(self.raw)
-        return t
-
-    def erf(self) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = self.ops.erf(self.raw)
-        return t
-
-    def floor(self) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = self.ops.floor(self.raw)
-        return t
-
-    def ceil(self) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = self.ops.ceil(self.raw)
-        return t
-
-    def round(self) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = self.ops.round(self.raw)
-        return t
-
-    def reciprocal(self) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = self.ops.reciprocal(self.raw)
-        return t
-
-    def isnan(self) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = self.ops.isnan(self.raw)
-        return t
-
-    def isinf(self) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = self.ops.isinf(self.raw)
-        return t
-
-    def isfinite(self) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = self.ops.isfinite(self.raw)
-        return t
-
-    def logical_not(self) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = self.ops.logical_not(self.raw)
-        return t
+    # --- one namespace call each (elementwise, reductions, inv, det): declared for type
+    # checkers only, since tensor_class() gives each framework's class its own copies with the
+    # function bound in (see _UNARY_METHODS) ---------------------------------------------------
+    if TYPE_CHECKING:
+        def abs(self) -> Tensor: ...
+        def sign(self) -> Tensor: ...
+        def sqrt(self) -> Tensor: ...
+        def square(self) -> Tensor: ...
+        def exp(self) -> Tensor: ...
+        def expm1(self) -> Tensor: ...
+        def log(self) -> Tensor: ...
+        def log1p(self) -> Tensor: ...
+        def log2(self) -> Tensor: ...
+        def log10(self) -> Tensor: ...
+        def sin(self) -> Tensor: ...
+        def cos(self) -> Tensor: ...
+        def tan(self) -> Tensor: ...
+        def arcsin(self) -> Tensor: ...
+        def arccos(self) -> Tensor: ...
+        def arctan(self) -> Tensor: ...
+        def sinh(self) -> Tensor: ...
+        def cosh(self) -> Tensor: ...
+        def tanh(self) -> Tensor: ...
+        def arcsinh(self) -> Tensor: ...
+        def arccosh(self) -> Tensor: ...
+        def arctanh(self) -> Tensor: ...
+        def sigmoid(self) -> Tensor: ...
+        def softplus(self) -> Tensor: ...
+        def relu(self) -> Tensor: ...
+        def erf(self) -> Tensor: ...
+        def floor(self) -> Tensor: ...
+        def ceil(self) -> Tensor: ...
+        def round(self) -> Tensor: ...
+        def reciprocal(self) -> Tensor: ...
+        def isnan(self) -> Tensor: ...
+        def isinf(self) -> Tensor: ...
+        def isfinite(self) -> Tensor: ...
+        def logical_not(self) -> Tensor: ...
+        def inv(self) -> Tensor: ...
+        def det(self) -> Tensor: ...
+        def sum(self, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor: ...
+        def mean(self, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor: ...
+        def prod(self, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor: ...
+        def max(self, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor: ...
+        def min(self, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor: ...
+        def all(self, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor: ...
+        def any(self, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor: ...
+        def logsumexp(self, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor: ...
+        def argmax(self, axis: int | None = None, keepdims: builtins.bool = False) -> Tensor: ...
+        def argmin(self, axis: int | None = None, keepdims: builtins.bool = False) -> Tensor: ...
 
     def logical_and(self, other: Other) -> Tensor:
         t = _new(self.__class__)
@@ -480,56 +360,7 @@ class Tensor:
         t.raw = self.ops.where(self.raw, self._other(x), self._other(y))
         return t
 
-    # --- reductions: ``keepdims`` is passed only when true, because an explicit
-    # ``keepdims=False`` costs NumPy's and PyTorch's argument parsing (bench/HISTORY.md) -----
-    def sum(self, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = (self.ops.sum(self.raw, axis, keepdims=True) if keepdims else
-                 self.ops.sum(self.raw, axis))
-        return t
-
-    def mean(self, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = (self.ops.mean(self.raw, axis, keepdims=True) if keepdims else
-                 self.ops.mean(self.raw, axis))
-        return t
-
-    def prod(self, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = (self.ops.prod(self.raw, axis, keepdims=True) if keepdims else
-                 self.ops.prod(self.raw, axis))
-        return t
-
-    def max(self, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = (self.ops.max(self.raw, axis, keepdims=True) if keepdims else
-                 self.ops.max(self.raw, axis))
-        return t
-
-    def min(self, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = (self.ops.min(self.raw, axis, keepdims=True) if keepdims else
-                 self.ops.min(self.raw, axis))
-        return t
-
-    def all(self, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = (self.ops.all(self.raw, axis, keepdims=True) if keepdims else
-                 self.ops.all(self.raw, axis))
-        return t
-
-    def any(self, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = (self.ops.any(self.raw, axis, keepdims=True) if keepdims else
-                 self.ops.any(self.raw, axis))
-        return t
-
-    def logsumexp(self, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = (self.ops.logsumexp(self.raw, axis, keepdims=True) if keepdims else
-                 self.ops.logsumexp(self.raw, axis))
-        return t
-
+    # --- reductions that take more than (axis, keepdims) ------------------------------------
     def var(self, axis: Axis = None, keepdims: builtins.bool = False, ddof: int = 0) -> Tensor:
         t = _new(self.__class__)
         t.raw = self.ops.var(self.raw, axis, keepdims=keepdims, ddof=ddof)
@@ -538,18 +369,6 @@ class Tensor:
     def std(self, axis: Axis = None, keepdims: builtins.bool = False, ddof: int = 0) -> Tensor:
         t = _new(self.__class__)
         t.raw = self.ops.std(self.raw, axis, keepdims=keepdims, ddof=ddof)
-        return t
-
-    def argmax(self, axis: int | None = None, keepdims: builtins.bool = False) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = (self.ops.argmax(self.raw, axis, keepdims=True) if keepdims else
-                 self.ops.argmax(self.raw, axis))
-        return t
-
-    def argmin(self, axis: int | None = None, keepdims: builtins.bool = False) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = (self.ops.argmin(self.raw, axis, keepdims=True) if keepdims else
-                 self.ops.argmin(self.raw, axis))
         return t
 
     def cumsum(self, axis: int | None = None) -> Tensor:
@@ -685,16 +504,6 @@ class Tensor:
     def outer(self, other: Other) -> Tensor:
         t = _new(self.__class__)
         t.raw = self.ops.outer(self.raw, self._other(other))
-        return t
-
-    def inv(self) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = self.ops.inv(self.raw)
-        return t
-
-    def det(self) -> Tensor:
-        t = _new(self.__class__)
-        t.raw = self.ops.det(self.raw)
         return t
 
     def slogdet(self) -> tuple[Tensor, Tensor]:
@@ -837,8 +646,10 @@ def _bind_unary(fn: Callable[[Any], Any]) -> Callable[[Tensor], Tensor]:
 
 def _bind_reduction(fn: Callable[..., Any], whole: Callable[[Any], Any] | None = None
                     ) -> Callable[..., Tensor]:
-    """``whole``: the framework's own function where its one-argument call reduces every axis
-    (``torch.sum``), called directly then: the adapter's frame is a fifth of a small sum."""
+    """``keepdims`` is passed only when true: an explicit ``keepdims=False`` costs NumPy's and
+    PyTorch's argument parsing (bench/HISTORY.md). ``whole``: the framework's own function where
+    its one-argument call reduces every axis (``torch.sum``), called directly then: the adapter's
+    frame is a fifth of a small sum."""
     if whole is not None:
         def fast(self: Tensor, axis: Any = None, keepdims: builtins.bool = False) -> Tensor:
             t = _new(self.__class__)
@@ -871,8 +682,7 @@ def tensor_class(framework: str) -> type[Tensor]:
         for name in names:
             fn = tensor_only.get(name) or getattr(ops, name)
             method = bind(fn) if name not in whole else _bind_reduction(fn, whole[name])
-            generic = getattr(Tensor, name)
-            method.__name__, method.__doc__ = name, generic.__doc__
+            method.__name__ = name
             method.__qualname__ = f"{title}Tensor.{name}"
             namespace[name] = method
     cls = type(f"{title}Tensor", (Tensor,), namespace)

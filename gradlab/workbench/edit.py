@@ -53,7 +53,7 @@ def validate(source: str, like: Any) -> ast.FunctionDef:
     if not main.body or not isinstance(main.body[-1], ast.Return) or main.body[-1].value is None:
         raise EditError(f"{main.name} must end with `return <gradient>`", main.lineno,
                         lines[main.lineno - 1])
-    _check_names(tree, main, like, lines)
+    _check_names(tree, like, lines)
     return main
 
 
@@ -99,7 +99,7 @@ def _original_def(like: Any) -> ast.FunctionDef:
     return next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == like.name)
 
 
-def _check_names(tree: ast.Module, main: ast.FunctionDef, like: Any, lines: list[str]) -> None:
+def _check_names(tree: ast.Module, like: Any, lines: list[str]) -> None:
     known = set(dir(builtins)) | set(like.fn.__globals__) | set(like._free) | {
         d.name for d in tree.body if isinstance(d, ast.FunctionDef)}
     for fn in (n for n in tree.body if isinstance(n, ast.FunctionDef)):

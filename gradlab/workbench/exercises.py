@@ -43,7 +43,7 @@ class Exercise:
         self.seed = seed
         self.backend = backend
         self.revealed = False
-        self.starter = starter_code(df.source, df.name, getattr(df, "seed_name", None))
+        self.starter = starter_code(df.source, getattr(df, "seed_name", None))
 
     def solution(self) -> str:
         """gradlab's backward pass: the code for the examples' shapes (the shapes every
@@ -109,7 +109,7 @@ class Exercise:
                              f"with a seed of 1 and with random seeds")
 
 
-def starter_code(source: str, name: str, seed: str | None = None) -> str:
+def starter_code(source: str, seed: str | None = None) -> str:
     """The generated function with its backward code removed, the comments kept as an outline."""
     head, sep, tail = source.partition(BACKWARD)
     if not sep:
