@@ -112,6 +112,9 @@ class Resolver:
         meaning = PATHS.get(path) if path else None
         if meaning is None and target is not None:
             meaning = _by_identity(target)
+        if meaning is not None and gives_no_gradient(path) and len(node.args) == 1 and (
+                not node.keywords):
+            return Resolution("static", label=label)   # round(v) is an int; round(v, n) is not
         if meaning is not None:
             return self._spelled(meaning, node, label)
         if gives_no_gradient(path):

@@ -297,8 +297,10 @@ def var(y, x, axis=None, keepdims=False, ddof=0):
 
 @tangent("std")
 def std(y, x, axis=None, keepdims=False, ddof=0):
+    # y is 0 only where x - mean is: the tangent there is 0, where a division by y is NaN
+    y_or_1 = gl.where(gl.equal(y, 0.0), gl.ones_like(y), y)
     y_dot = gl.sum((x - gl.mean(x, axis=axis, keepdims=True)) * x_dot, axis=axis,
-                   keepdims=keepdims) / ((gl.size(x) / gl.size(y) - ddof) * y)
+                   keepdims=keepdims) / ((gl.size(x) / gl.size(y) - ddof) * y_or_1)
 
 
 @tangent("norm")
@@ -307,7 +309,9 @@ def norm(y, x, ord=None, axis=None, keepdims=False):
     if ord == 1:
         y_dot = gl.sum(gl.sign(x) * x_dot, axis=axis, keepdims=keepdims)
     elif ord is None or ord == 2 or ord == "fro":
-        y_dot = gl.sum(x * x_dot, axis=axis, keepdims=keepdims) / y
+        # y is 0 only where x is: the tangent there is 0 (as the reverse rule's subgradient)
+        y_or_1 = gl.where(gl.equal(y, 0.0), gl.ones_like(y), y)
+        y_dot = gl.sum(x * x_dot, axis=axis, keepdims=keepdims) / y_or_1
     elif ord == 0:
         y_dot = gl.zeros_like(y)
     else:

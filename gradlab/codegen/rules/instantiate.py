@@ -165,11 +165,16 @@ class _Filling:
 
     def _assignment(self, target: str, value: gast.expr) -> None:
         """``dx = ...`` (a contribution, kept if ``x`` carries a gradient) or ``t = ...`` (a
-        temporary, under a fresh name)."""
+        temporary, under a fresh name). A temporary named after the result (``y_or_1``) takes
+        the result's own name (``std_x_or_1``), which a reader of the generated code knows."""
         rule = self.rule
         param = _param_of(target, rule.params, rule.kind)
         if param is None:
-            self.temps[target] = self.fresh(target)
+            result = self.values[self.result]
+            hint = target
+            if target.startswith(self.result + "_") and isinstance(result, gast.Name):
+                hint = result.id + target[len(self.result):]
+            self.temps[target] = self.fresh(hint)
             self.steps.append(Temporary(gast.Assign(
                 targets=[gast.Name(self.temps[target], gast.Store(), None, None)],
                 value=fold(self.substitute(value)), type_comment=None)))

@@ -330,11 +330,14 @@ def var(y, x, axis=None, keepdims=False, ddof=0):
 
 @adjoint("std")
 def std(y, x, axis=None, keepdims=False, ddof=0):
+    # y is 0 only where every x equals the mean: x - mean is 0 there, and so is the gradient
+    # (a subgradient; the exact one for a single entry), where dy / y would make it NaN
+    y_or_1 = gl.where(gl.equal(y, 0.0), gl.ones_like(y), y)
     if axis is None or keepdims:
-        dx = (x - gl.mean(x, axis=axis, keepdims=True)) * (dy / y) / (
+        dx = (x - gl.mean(x, axis=axis, keepdims=True)) * (dy / y_or_1) / (
             gl.size(x) / gl.size(y) - ddof)
     else:
-        dx = (x - gl.mean(x, axis=axis, keepdims=True)) * gl.expand_dims(dy / y, axis) / (
+        dx = (x - gl.mean(x, axis=axis, keepdims=True)) * gl.expand_dims(dy / y_or_1, axis) / (
             gl.size(x) / gl.size(y) - ddof)
 
 
@@ -347,10 +350,12 @@ def norm(y, x, ord=None, axis=None, keepdims=False):
         else:
             dx = gl.sign(x) * gl.expand_dims(dy, axis)
     elif ord is None or ord == 2 or ord == "fro":
+        # y is 0 only where x is: the gradient there is 0 (a subgradient), not NaN
+        y_or_1 = gl.where(gl.equal(y, 0.0), gl.ones_like(y), y)
         if axis is None or keepdims:
-            dx = x * (dy / y)
+            dx = x * (dy / y_or_1)
         else:
-            dx = x * gl.expand_dims(dy / y, axis)
+            dx = x * gl.expand_dims(dy / y_or_1, axis)
     elif ord == 0:
         dx = gl.zeros_like(x)    # a count of the nonzero entries: piecewise constant
     else:

@@ -118,6 +118,17 @@ def binary_first(name: str, array_fn: Callable[..., Any]) -> Callable[..., Any]:
     return op
 
 
+def round_first(array_fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``array_fn`` for tensors; a Python number rounded as NumPy rounds it (half to even),
+    as a Python float (``round(3.14159, 2)`` in the user's code)."""
+    @functools.wraps(array_fn)
+    def op(x: Any, decimals: int = 0) -> Any:
+        if type(x) in NUMBERS:
+            return float(np.round(x, decimals))
+        return array_fn(x, decimals)
+    return op
+
+
 def python_number_versions(ns: dict[str, Any]) -> dict[str, Callable[..., Any]]:
     """For a namespace whose framework refuses Python numbers: each of its unary primitives
     wrapped with :func:`scalar_first`, each reduction with :func:`reduction_first` and each
@@ -130,4 +141,5 @@ def python_number_versions(ns: dict[str, Any]) -> dict[str, Callable[..., Any]]:
         out[name] = reduction_first(name, ns[name])
     for name in SCALAR_BINARY:
         out[name] = binary_first(name, ns[name])
+    out["round"] = round_first(ns["round"])
     return out

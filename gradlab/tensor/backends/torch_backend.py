@@ -50,8 +50,7 @@ sin, cos, tan, arcsin, arccos, arctan = (torch.sin, torch.cos, torch.tan, torch.
 sinh, cosh, tanh, arcsinh, arccosh, arctanh = (torch.sinh, torch.cosh, torch.tanh, torch.arcsinh,
                                                torch.arccosh, torch.arctanh)
 sigmoid, softplus, relu, erf = torch.sigmoid, F.softplus, torch.relu, torch.erf
-floor, ceil, round, negative, reciprocal = (torch.floor, torch.ceil, torch.round, torch.negative,
-                                            torch.reciprocal)
+floor, ceil, negative, reciprocal = torch.floor, torch.ceil, torch.negative, torch.reciprocal
 isnan, isinf, isfinite, logical_not = torch.isnan, torch.isinf, torch.isfinite, torch.logical_not
 add, subtract, multiply, divide, power = operator.add, operator.sub, operator.mul, \
     operator.truediv, operator.pow
@@ -199,6 +198,11 @@ def any(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
     if axis is None and not keepdims:
         return torch.any(x)
     return torch.any(x, dim=normalize_axes(axis, x.dim()), keepdim=keepdims)
+
+
+def round(x: Any, decimals: int = 0) -> Any:
+    """torch takes ``decimals`` by keyword only; passed only when not 0 (the common call)."""
+    return torch.round(x, decimals=decimals) if decimals else torch.round(x)
 
 
 def logsumexp(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
