@@ -253,6 +253,7 @@ UNARY: dict[str, tuple[float, float, Callable[..., Any]]] = {
     "erf": (-2, 2, _in_float64(_erf)),
     "floor": (-3, 3, np.floor), "ceil": (-3, 3, np.ceil), "round": (-3, 3, np.round),
     "negative": (-2, 2, np.negative), "reciprocal": (0.5, 3, np.reciprocal),
+    "rsqrt": (0.5, 3, lambda x: 1 / np.sqrt(x)),
     "isnan": (-2, 2, np.isnan), "isinf": (-2, 2, np.isinf), "isfinite": (-2, 2, np.isfinite),
 }
 SPECIAL = [NAN, INF, -INF, 0.0, -0.0, 0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 3.7, -3.7, 1e-8]
@@ -287,6 +288,7 @@ for _name, _scalar in (("subtract", 2.0), ("divide", 1.0), ("power", 2.0), ("max
                        ("minimum", 0.0), ("less", 0.0), ("arctan2", 1.0), ("add", 1)):
     case(_name, _scalar, F(3, 4, lo=0.5 if _name == "divide" else -2), id="scalar,3x4")
 case("power", F(3, 4), 3, id="3x4,int3")
+case("squared_difference", F(3, 4), F(4, seed=1), ref=lambda x, y: (x - y) ** 2, id="3x4,4")
 for _name in ("logical_and", "logical_or"):
     case(_name, B(3, 4), B(3, 4, seed=9), floats=False, id="3x4,3x4")
     case(_name, B(3, 4), B(4, seed=9), floats=False, id="3x4,4")

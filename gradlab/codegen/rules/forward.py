@@ -98,6 +98,11 @@ def log10(y, x):
     y_dot = x_dot / (x * 2.302585092994046)
 
 
+@tangent("rsqrt")
+def rsqrt(y, x):
+    y_dot = -0.5 * y ** 3 * x_dot
+
+
 @tangent("sqrt")
 def sqrt(y, x):
     y_dot = x_dot / (2.0 * y)
@@ -213,6 +218,11 @@ def minimum(z, x, y):
 @tangent("arctan2")
 def arctan2(z, x, y):
     z_dot = (y * x_dot - x * y_dot) / (x * x + y * y)
+
+
+@tangent("squared_difference")
+def squared_difference(z, x, y):
+    z_dot = 2.0 * (x - y) * (x_dot - y_dot)
 
 
 @tangent("hypot")

@@ -112,6 +112,11 @@ def log10(y, x):
     dx = dy / (x * 2.302585092994046)
 
 
+@adjoint("rsqrt")
+def rsqrt(y, x):
+    dx = -0.5 * y ** 3 * dy
+
+
 @adjoint("sqrt")
 def sqrt(y, x):
     dx = dy / (2.0 * y)
@@ -228,6 +233,12 @@ def minimum(z, x, y):
 def arctan2(z, x, y):
     dx = gl.unbroadcast(dz * y / (x * x + y * y), x)
     dy = gl.unbroadcast(-dz * x / (x * x + y * y), y)
+
+
+@adjoint("squared_difference")
+def squared_difference(z, x, y):
+    dx = gl.unbroadcast(2.0 * (x - y) * dz, x)
+    dy = gl.unbroadcast(-2.0 * (x - y) * dz, y)
 
 
 @adjoint("hypot")

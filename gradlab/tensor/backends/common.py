@@ -83,6 +83,14 @@ def _drop(x: Any, axis: Any) -> Any:
     return gl.squeeze(x, axis=axis)
 
 
+def rsqrt(x: Any) -> Any:
+    return 1.0 / gl.sqrt(x)
+
+
+def squared_difference(x: Any, y: Any) -> Any:
+    return gl.square(x - y)
+
+
 def softmax(x: Any, axis: int = -1) -> Any:
     e = gl.exp(x - gl.stop_gradient(gl.max(x, axis=axis, keepdims=True)))
     return e / gl.sum(e, axis=axis, keepdims=True)
@@ -248,7 +256,8 @@ def dtype(x: Any) -> _dtypes.DType:
 #: primitive name -> its generic formula, used where a backend has no version of its own
 GENERIC: dict[str, Callable[..., Any]] = dict(
     logsumexp=logsumexp, logsumexp_shift=logsumexp_shift, softmax=softmax,
-    log_softmax=log_softmax, hypot=hypot, sigmoid=sigmoid, softplus=softplus, relu=relu, sum_to=sum_to,
+    log_softmax=log_softmax, hypot=hypot, rsqrt=rsqrt, squared_difference=squared_difference,
+    sigmoid=sigmoid, softplus=softplus, relu=relu, sum_to=sum_to,
     unbroadcast=unbroadcast, norm=norm, linalg_norm=linalg_norm, atleast_1d=atleast_1d,
     atleast_2d=atleast_2d, atleast_3d=atleast_3d, crossentropy=crossentropy,
     kl_div_with_logits=kl_div_with_logits, flatten=flatten, unstack=unstack, std=std,
