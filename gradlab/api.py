@@ -203,18 +203,43 @@ class GeneratedFunction:
         return self._transform.variant(scalars, self.fn, dialect,  # type: ignore[no-any-return]
                                        signature)
 
+    def _with_shaped_seed(self, impl: Callable[..., Any], fw: str, args: tuple[Any, ...],
+                          kwargs: dict[str, Any]) -> tuple[Any, Any] | None:
+        """The call again with the seed of :meth:`_shaped_seed`; None without one."""
+        seed = self._shaped_seed(fw, args, kwargs)
+        if seed is None:
+            return None
+        return impl(*args, **{**kwargs, str(self.seed_name): seed})  # type: ignore[no-any-return]
+
+    def _shaped_seed(self, fw: str, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
+        """Ones shaped like the output, where the output has one element but dimensions (a 1x1
+        ``a @ b``): the seed 1.0 is right in value, but a rule such as matmul's needs its shape.
+        None where that cannot be the failure's cause. Asked only on the failing path: a call
+        that works costs nothing more."""
+        value = _output_of_original(self, args, kwargs)
+        shape = tuple(getattr(value, "shape", ()))
+        if not shape or not _scalar_output(value):
+            return None
+        ns = get_backend(fw).namespace()
+        one = self._typed_one(tuple(args), fw)
+        return ns.reshape(ns.ones_like(one) if one is not None else ns.array(1.0), shape)
+
     def _typed_one(self, args: tuple[Any, ...], fw: str) -> Any:
-        """1 in the dtype and on the device of the first floating-point input (cached), where
-        the backend needs a typed seed (:attr:`Backend.typed_seed`); None elsewhere."""
+        """1 in the dtype and on the device of the input differentiated (else of the first
+        floating-point input; cached), where the backend needs a typed seed
+        (:attr:`Backend.typed_seed`); None elsewhere. The input differentiated first: on
+        TensorFlow, which mixes no float dtypes, the output has its dtype, whatever the other
+        inputs' are (``math.acos(w)`` of a float32 ``w`` beside a float64 ``x``)."""
         framework = get_backend(fw)
         if not framework.typed_seed:
             return None
-        sample = next((a for a in args if hasattr(a, "dtype") and hasattr(a, "shape")), None)
+        first = [args[self.wrt_index]] if not self.many and self.wrt_index < len(args) else []
+        ns = framework.namespace()
+        sample = next((a for a in first + list(args) if hasattr(a, "dtype") and hasattr(
+            a, "shape") and ns.dtype(a).is_floating), None)
         if sample is None:
             return None
-        dtype = framework.namespace().dtype(sample)
-        if not dtype.is_floating:
-            return None
+        dtype = ns.dtype(sample)
         key = (fw, str(getattr(sample, "device", "")), dtype.name)
         seed = self._seeds.get(key)
         if seed is None:
@@ -327,9 +352,12 @@ class GradientFunction(GeneratedFunction):
             except GradlabError:
                 raise
             except Exception as e:   # a non-scalar output's seed 1.0 cannot take its shape
-                _require_scalar_output(self, args, e)
-                explain_framework_error(self, e)
-                raise
+                retried = self._with_shaped_seed(run, plain[1], args, kwargs)
+                if retried is None:
+                    _require_scalar_output(self, args, e)
+                    explain_framework_error(self, e)
+                    raise
+                value, grads = retried
             if getattr(value, "shape", ()):
                 _require_scalar(value, self)
             x = args[self.wrt_index]
@@ -368,11 +396,14 @@ class GradientFunction(GeneratedFunction):
         except GradlabError:
             raise
         except Exception as e:
-            if automatic:   # a non-scalar output's seed 1.0 cannot take its shape
-                _require_scalar_output(self, args, e, kwargs=kwargs)
-            explain_call_error(self, e, args, seed if not automatic else None, kwargs)
-            explain_framework_error(self, e)
-            raise
+            retried = self._with_shaped_seed(impl, fw, args, kwargs) if automatic else None
+            if retried is None:
+                if automatic:   # a non-scalar output's seed 1.0 cannot take its shape
+                    _require_scalar_output(self, args, e, kwargs=kwargs)
+                explain_call_error(self, e, args, seed if not automatic else None, kwargs)
+                explain_framework_error(self, e)
+                raise
+            value, grads = retried
         if automatic:
             if len(getattr(value, "shape", ())):
                 _require_scalar(value, self)
@@ -729,10 +760,13 @@ class HVPFunction(JVPFunction):
         try:
             value, (_, hv) = impl(*full, seed, **tangents)
         except Exception as e:
-            if automatic:
-                _require_scalar_output(self, full, e)
-            explain_framework_error(self, e)
-            raise
+            shaped = self._shaped_seed(fw, full, {}) if automatic else None
+            if shaped is None:
+                if automatic:
+                    _require_scalar_output(self, full, e)
+                explain_framework_error(self, e)
+                raise
+            value, (_, hv) = impl(*full, shaped, **tangents)
         if automatic and not _scalar_output(value):
             _require_scalar_output(self, full, None, value)
         if self.many:   # the generated code returns one array for wrt=(i,), a tuple for more

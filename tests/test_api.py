@@ -271,3 +271,23 @@ def test_python_numbers_divided_by_zero_give_numpy_s_answer():
     value, tangent = gradlab.jvp(arcsin_of_a_number)(-1.0, 1.0)
     assert isinstance(tangent, float) and math.isinf(tangent)
     assert value == pytest.approx(3.0 * np.arcsin(-1.0))
+
+
+# --- a one-element output with dimensions: the default seed takes its shape ----------------------
+def one_by_one(a, b):
+    return np.matmul(a, b) * 3.0
+
+
+@pytest.mark.parametrize("framework", ["numpy", "torch", "tensorflow", "jax"])
+def test_a_one_by_one_output_needs_no_seed(framework: str) -> None:
+    """``a @ b`` of a row and a column is 1x1: the seed 1.0 is its gradient in value, but
+    matmul's rule needs the shape (it crashed in the generated code)."""
+    from tests.conftest import require
+    require(framework)
+    a, b = np.array([[0.5, 1.0]]), np.array([[2.0], [3.0]])
+    fa, fb = to_framework(a, framework), to_framework(b, framework)
+    g = gradlab.grad(one_by_one)
+    for _ in range(2):     # the first call, then the fast path
+        np.testing.assert_allclose(to_numpy(g(fa, fb)), 3.0 * b.T)
+    h = gradlab.hvp(one_by_one)(fa, fb, to_framework(np.ones_like(a), framework))
+    np.testing.assert_allclose(to_numpy(h), np.zeros_like(a))

@@ -21,7 +21,7 @@ from .naming import Names, binop_hint, describe
 from .parse import ParsedFunction
 from .primitives import ATTRIBUTES, INPLACE_METHODS, signature
 from .rules import custom_signature, is_custom
-from .resolve import BindError, Resolution, Resolver, callee_text, dotted
+from .resolve import BindError, Resolution, Resolver, Transform, callee_text, dotted
 from .structure import lower_returns
 
 
@@ -49,8 +49,9 @@ _REFUSED = {
     gast.AsyncWith: ("async with", "async code cannot be differentiated"),
     gast.AsyncFunctionDef: ("async def", "async code cannot be differentiated"),
     gast.ClassDef: ("a class defined inside the function", "define the class outside"),
-    gast.FunctionDef: ("a function defined inside the function",
-                       "define it at module level; gradlab differentiates it from its source"),
+    gast.FunctionDef: ("a function defined inside the function's loops or branches",
+                       "define it at the top of the function (reading only its arguments) or "
+                       "at module level; gradlab differentiates it from its source"),
     gast.Lambda: ("lambda", "write a def at module level instead"),
     gast.Import: ("import inside the function", "import at module level"),
     gast.ImportFrom: ("import inside the function", "import at module level"),
@@ -606,11 +607,39 @@ class Normalizer:
                 OpKind.PRIM, res.with_indices, args, kwargs, source=res.label))
             return Op(OpKind.TUPLE, args=[values_name, indices], fields=("values", "indices")), \
                 hint
+        if _keepdims_decides(kwargs) and not custom:
+            return self._keepdims_at_run_time(prim, args, kwargs, res.label, hint), hint
+        if res.label == "round" and "decimals" not in kwargs and len(args) == 1:
+            return self._builtin_round(args, res.label, hint), hint
         expanded = None if custom else expand(prim, self._bind_temp, args, kwargs)
         if expanded is not None:
             return expanded, hint
         style = "conversion" if res.prim == "array" and prim == "copy" else "call"
         return Op(OpKind.PRIM, prim, args, kwargs, style=style, source=res.label), hint
+
+    def _builtin_round(self, args: list[ir.Atom], label: str, hint: str) -> Op:
+        """Python's ``round(v)`` is an int (half to even, as NumPy's round): ``int`` of the
+        table's round, which every backend has (torch and TensorFlow tensors have no
+        ``__round__`` for the builtin to call)."""
+        rounded = self._bind_temp(hint, Op(OpKind.PRIM, "round", args, source=label))
+        as_int = gast.Call(func=gast.Name("int", gast.Load(), None, None),
+                           args=[gast.Name(rounded, gast.Load(), None, None)], keywords=[])
+        return Op(OpKind.STATIC, node=as_int, source="int")
+
+    def _keepdims_at_run_time(self, prim: str, args: list[ir.Atom], kwargs: dict[str, ir.Atom],
+                              label: str, hint: str) -> Op:
+        """``keepdims=flag`` with a variable flag: the result's shape depends on it, and so does
+        the rule, so the code branches on it, with each branch's call written for its value."""
+        name = self.names.fresh(hint)
+        self.temporaries.add(name)
+        branches = []
+        for value in (True, False):
+            op = Op(OpKind.PRIM, prim, args, {**kwargs, "keepdims": gast.Constant(value, None)},
+                    source=label)
+            self._note_kind(name, op)
+            branches.append([Assign(self.origin, [name], op)])
+        self.emit(ir.If(self.origin, kwargs["keepdims"], *branches))
+        return Op(OpKind.COPY, args=[name])
 
     def _operands(self, prim: str, bound: dict[str, Any], res: Resolution, node: gast.Call,
                   custom: bool) -> tuple[list[ir.Atom], dict[str, ir.Atom]]:
@@ -638,18 +667,29 @@ class Normalizer:
             else:
                 atom = self.inline(value)
             if pname in res.transforms:
-                atom = self._transformed(atom, *res.transforms[pname])
+                atom = self._transformed(atom, res.transforms[pname])
             if param.default is param.empty and param.kind is not param.KEYWORD_ONLY:
                 args.append(atom)
             else:
                 kwargs[pname] = atom
         return args, kwargs
 
-    def _transformed(self, atom: ir.Atom, prim: str, extra: tuple[Any, ...]) -> ir.Atom:
-        """``tf.matmul(a, b, transpose_a=True)``: ``a`` transposed first, on a line of its own."""
-        options = [gast.Constant(value=v, kind=None) for v in extra]
-        return self._bind_temp(f"{_prim_word(prim)}_{_hint(atom)}",
-                               Op(OpKind.PRIM, prim, [atom, *options]))
+    def _transformed(self, atom: ir.Atom, transform: Transform) -> ir.Atom:
+        """``tf.matmul(a, b, transpose_a=True)``: ``a`` transposed first, on a line of its own;
+        with a flag that is a variable, in an ``if`` on it (``a`` itself in the ``else``)."""
+        options = [gast.Constant(value=v, kind=None) for v in transform.extra]
+        op = Op(OpKind.PRIM, transform.prim, [atom, *options])
+        hint = f"{_prim_word(transform.prim)}_{_hint(atom)}"
+        if transform.flag is None:
+            return self._bind_temp(hint, op)
+        name = self.names.fresh(hint)
+        self.temporaries.add(name)
+        self._note_kind(name, op)
+        test = self.inline(transform.flag)
+        body = [Assign(self.origin, [name], op)]
+        orelse = [Assign(self.origin, [name], Op(OpKind.COPY, args=[atom]))]
+        self.emit(ir.If(self.origin, test, body, orelse))
+        return name
 
     def _list_atom(self, value: gast.expr) -> ir.Atom:
         if isinstance(value, (gast.List, gast.Tuple)):
@@ -748,6 +788,14 @@ class Normalizer:
         out, self.out = self.out, saved
         self.memo = saved_memo
         return out
+
+
+def _keepdims_decides(kwargs: dict[str, ir.Atom]) -> bool:
+    """``keepdims`` given as a variable, where it changes the result's shape (an axis is
+    given: over every axis, the rules read the same either way)."""
+    flag, axis = kwargs.get("keepdims"), kwargs.get("axis")
+    return flag is not None and not isinstance(flag, gast.Constant) and axis is not None and not (
+        isinstance(axis, gast.Constant) and axis.value is None)
 
 
 def _conversion(bound: dict[str, gast.expr], lists: set[str]) -> tuple[str, dict[str, Any]]:

@@ -31,6 +31,7 @@ from .analyze import analyze, number_params
 from .build import REQUIRED, function_def, name
 from .check import check
 from .comprehensions import lower_comprehensions
+from .nested import lift_nested_functions
 from .emit import Source, compile_source, to_source
 from .forward import Forward, tangent_reads_old
 from .invariance import freeze_shifts
@@ -81,6 +82,7 @@ def normalize_function(fn: Any, dialect: str = "numpy") -> Unit:
     """The stages run once per user function. ``dialect``: the framework whose meaning array
     methods have (see codegen/primitives)."""
     parsed = parse_function(fn)                                   # parse
+    lift_nested_functions(parsed)                                 # normalize: nested defs
     names = Names(_all_names(parsed.node) | {GL})
     lower_comprehensions(parsed, names)                           # normalize: comprehensions
     normalizer = Normalizer(parsed, names, dialect)               # as loops, then the rest

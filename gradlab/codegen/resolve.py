@@ -32,6 +32,16 @@ _FRAMEWORK_ROOTS = ("numpy", "torch", "tensorflow", "jax", "jaxlib", "autograd",
                     "scipy", "builtins", "gradlab", "keras")
 
 
+@dataclass(frozen=True)
+class Transform:
+    """A primitive applied to an argument first (``tf.matmul(a, b, transpose_a=True)``):
+    always, or where ``flag`` (the user's expression, not a literal) is true at run time."""
+
+    prim: str
+    extra: tuple[Any, ...]
+    flag: gast.expr | None = None
+
+
 @dataclass
 class Resolution:
     """What a call means. ``kind``: 'prim', 'user', 'static' (never differentiated, kept as
@@ -42,8 +52,8 @@ class Resolution:
     args: dict[str, gast.expr] = field(default_factory=dict)   # canonical parameter -> expression
     callee: Any = None
     label: str = ""                                            # how the user spelled it
-    #: parameter -> (primitive, extra arguments) to apply to it first (``transpose_a=True``)
-    transforms: dict[str, tuple[str, tuple[Any, ...]]] = field(default_factory=dict)
+    #: parameter -> what to apply to it first (``transpose_a=True``)
+    transforms: dict[str, Transform] = field(default_factory=dict)
     #: the primitive of the indices returned beside the values (``torch.max(x, dim=1)``)
     with_indices: str = ""
     #: what a conversion of an array gives (see :class:`gradlab.tensor.primitive.Meaning`)
@@ -112,9 +122,6 @@ class Resolver:
         meaning = PATHS.get(path) if path else None
         if meaning is None and target is not None:
             meaning = _by_identity(target)
-        if meaning is not None and gives_no_gradient(path) and len(node.args) == 1 and (
-                not node.keywords):
-            return Resolution("static", label=label)   # round(v) is an int; round(v, n) is not
         if meaning is not None:
             return self._spelled(meaning, node, label)
         if gives_no_gradient(path):
@@ -234,18 +241,21 @@ def _as_given(meaning: Meaning, node: gast.Call, label: str, sig: inspect.Signat
 
 def _canonical_keywords(meaning: Meaning, given: dict[str, gast.expr], label: str,
                         sig: inspect.Signature
-                        ) -> tuple[dict[str, gast.expr], dict[str, tuple[str, tuple[Any, ...]]]]:
+                        ) -> tuple[dict[str, gast.expr], dict[str, Transform]]:
     """The named arguments by canonical parameter (options with no meaning dropped, literal
-    flags translated), and the primitives to apply to arguments first (``transpose_a=True``)."""
+    flags translated), and the primitives to apply to arguments first (``transpose_a=True``;
+    a flag that is not a literal is read at run time)."""
     kwargs: dict[str, gast.expr] = {}
-    transforms: dict[str, tuple[str, tuple[Any, ...]]] = {}
+    transforms: dict[str, Transform] = {}
     for key, value in given.items():
         if key in meaning.drop:
             continue
         if key in meaning.transforms:
-            if _literal_value(value, label, key):
-                param, prim, extra = meaning.transforms[key]
-                transforms[param] = (prim, extra)
+            param, prim, extra = meaning.transforms[key]
+            if not isinstance(value, gast.Constant):
+                transforms[param] = Transform(prim, extra, value)
+            elif value.value:
+                transforms[param] = Transform(prim, extra)
             continue
         if key in meaning.literals:
             canonical, table = meaning.literals[key]

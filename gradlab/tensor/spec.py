@@ -141,7 +141,7 @@ TABLE: list[Primitive] = [
     _unary("sign", nondiff=STEPS),
     _unary("floor", nondiff=STEPS, math="floor"),
     _unary("ceil", nondiff=STEPS, math="ceil", tf="math.ceil"),
-    # the builtin round(v) is an int (in STATIC_CALLS); round(v, n) is this, as np.round(v, n)
+    # the builtin round(v, n) is this, as np.round(v, n); round(v) is int(round(v, 0))
     prim("round", "(x, decimals=0)", UNARY, SAME_SHAPE, nondiff=STEPS, np="round around",
          torch="round", tf="math.round round", method="round", builtin="round"),
     _unary("isnan", nondiff=BOOLEAN, tf="math.is_nan", method=""),
@@ -392,9 +392,7 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in TABLE}
 
 #: Calls that are kept as written, never routed through the tensor layer, because their
 #: result carries no gradient whatever their arguments: each with its reason. Any other call
-#: that a value carrying a gradient reaches is refused unless the table has it. A name both
-#: here and spelled in the table (``round``) is kept as written when called with one argument
-#: (``round(v)`` is an int) and is the table's primitive with more (``round(v, 2)``).
+#: that a value carrying a gradient reaches is refused unless the table has it.
 STATIC_CALLS: dict[str, str] = {
     **{f"builtins.{n}": INTEGER for n in ("len", "int", "round", "id", "hash", "ord")},
     **{f"builtins.{n}": BOOLEAN for n in ("bool", "isinstance", "callable", "hasattr", "any",

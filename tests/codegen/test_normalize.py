@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import gast
 import numpy as np
+import pytest
 
 import gradlab
 from gradlab.codegen.normalize import assigned_names, value_params
+from gradlab.tensor import FRAMEWORKS
 from tests.codegen.ir_text import normalized, text
+from tests.conftest import require, to_framework, to_numpy
 
 
 def many_forms(x, W, ws):
@@ -68,3 +71,68 @@ def test_value_parameters_are_flattened_and_options_are_not() -> None:
     assert value_params("add") == ("x", "y")
     assert "axis" not in value_params("sum") and "x" in value_params("sum")
     assert value_params("not_a_primitive") == ()
+
+
+# --- options given as variables: the code branches on them --------------------------------------
+try:
+    import tensorflow as tf    # tf.matmul's flags are what the next tests read
+except ImportError:            # pragma: no cover - the suite requires every framework
+    tf = None
+
+
+def product_with_flags(a, b, ta, tb):
+    return tf.reduce_sum(tf.matmul(a, b, transpose_a=ta, transpose_b=tb) ** 2)
+
+
+def mean_with_flag(x, keep):
+    return np.sum(np.mean(x, axis=0, keepdims=keep) * x)
+
+
+def test_a_flag_given_as_a_variable_becomes_an_if() -> None:
+    lines = text(mean_with_flag)
+    assert "if keep:" in lines
+    assert "    mean_x = mean(x, axis=0, keepdims=True)" in lines
+    assert "    mean_x = mean(x, axis=0, keepdims=False)" in lines
+
+
+def _central(f, x: np.ndarray, *rest: object, eps: float = 1e-6) -> np.ndarray:
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        up, down = x.copy(), x.copy()
+        up[i] += eps
+        down[i] -= eps
+        g[i] = (float(to_numpy(f(up, *rest))) - float(to_numpy(f(down, *rest)))) / (2 * eps)
+    return g
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+@pytest.mark.parametrize("flags", [(True, True), (True, False), (False, True), (False, False)])
+def test_matmul_transpose_flags_read_at_run_time(framework: str, flags: tuple[bool, bool]) -> None:
+    require(framework)
+    require("tensorflow")
+    a, b = np.random.RandomState(0).randn(3, 3), np.random.RandomState(1).randn(3, 3)
+    fa, fb = to_framework(a, framework), to_framework(b, framework)
+    g = to_numpy(gradlab.grad(product_with_flags)(fa, fb, *flags))
+    np.testing.assert_allclose(g, _central(product_with_flags, a, b, *flags), atol=1e-6)
+    v = np.ones_like(a)
+    _, tangent = gradlab.jvp(product_with_flags)(fa, fb, *flags, to_framework(v, framework))
+    assert float(to_numpy(tangent)) == pytest.approx(float(np.sum(g * v)), abs=1e-6)
+    h = to_numpy(gradlab.hvp(product_with_flags)(fa, fb, *flags, to_framework(v, framework)))
+    shifted = gradlab.grad(product_with_flags)
+    fd = (to_numpy(shifted(to_framework(a + 1e-6 * v, framework), fb, *flags))
+          - to_numpy(shifted(to_framework(a - 1e-6 * v, framework), fb, *flags))) / 2e-6
+    np.testing.assert_allclose(h, fd, atol=1e-5)
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+@pytest.mark.parametrize("keep", [True, False])
+def test_keepdims_read_at_run_time(framework: str, keep: bool) -> None:
+    require(framework)
+    x = np.random.RandomState(2).randn(3, 4)
+    g = to_numpy(gradlab.grad(mean_with_flag)(to_framework(x, framework), keep))
+    np.testing.assert_allclose(g, _central(mean_with_flag, x, keep), atol=1e-6)
+    v = to_framework(np.ones_like(x), framework)
+    _, tangent = gradlab.jvp(mean_with_flag)(to_framework(x, framework), keep, v)
+    assert float(to_numpy(tangent)) == pytest.approx(float(np.sum(g)), abs=1e-6)
+    h = to_numpy(gradlab.hvp(mean_with_flag)(to_framework(x, framework), keep, v))
+    np.testing.assert_allclose(h, np.full_like(x, 2.0), atol=1e-9)   # 3 rows of 2/3
