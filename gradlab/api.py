@@ -352,7 +352,8 @@ class GradientFunction(GeneratedFunction):
             except GradlabError:
                 raise
             except Exception as e:   # a non-scalar output's seed 1.0 cannot take its shape
-                retried = self._with_shaped_seed(run, plain[1], args, kwargs)
+                retried = self._with_shaped_seed(run, plain[1], args,  # type: ignore[index]
+                                                 kwargs)
                 if retried is None:
                     _require_scalar_output(self, args, e)
                     explain_framework_error(self, e)

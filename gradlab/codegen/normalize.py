@@ -632,13 +632,13 @@ class Normalizer:
         the rule, so the code branches on it, with each branch's call written for its value."""
         name = self.names.fresh(hint)
         self.temporaries.add(name)
-        branches = []
+        branches: list[list[ir.Stmt]] = []
         for value in (True, False):
             op = Op(OpKind.PRIM, prim, args, {**kwargs, "keepdims": gast.Constant(value, None)},
                     source=label)
             self._note_kind(name, op)
             branches.append([Assign(self.origin, [name], op)])
-        self.emit(ir.If(self.origin, kwargs["keepdims"], *branches))
+        self.emit(ir.If(self.origin, kwargs["keepdims"], branches[0], branches[1]))
         return Op(OpKind.COPY, args=[name])
 
     def _operands(self, prim: str, bound: dict[str, Any], res: Resolution, node: gast.Call,
@@ -686,8 +686,8 @@ class Normalizer:
         self.temporaries.add(name)
         self._note_kind(name, op)
         test = self.inline(transform.flag)
-        body = [Assign(self.origin, [name], op)]
-        orelse = [Assign(self.origin, [name], Op(OpKind.COPY, args=[atom]))]
+        body: list[ir.Stmt] = [Assign(self.origin, [name], op)]
+        orelse: list[ir.Stmt] = [Assign(self.origin, [name], Op(OpKind.COPY, args=[atom]))]
         self.emit(ir.If(self.origin, test, body, orelse))
         return name
 

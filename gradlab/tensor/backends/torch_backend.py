@@ -459,8 +459,10 @@ generic_matmul_grad_y: Any
 
 
 def matmul_grad_x(dz: Any, x: Any, y: Any) -> Any:
-    """d(x @ y)/dx applied to ``dz``: the outer product for ``W @ h``, else ``dz @ y.T``."""
-    if isinstance(dz, torch.Tensor) and isinstance(x, torch.Tensor) and x.dim() == 2:
+    """d(x @ y)/dx applied to ``dz``: the outer product for ``W @ h``, else ``dz @ y.T``
+    (one dtype: the generic halves promote mixed ones as NumPy does)."""
+    if isinstance(dz, torch.Tensor) and isinstance(x, torch.Tensor) and x.dim() == 2 and (
+            dz.dtype == y.dtype):
         if dz.dim() == 1 and y.dim() == 1:
             return torch.outer(dz, y)
         if dz.dim() == 2 and y.dim() == 2:
@@ -469,8 +471,10 @@ def matmul_grad_x(dz: Any, x: Any, y: Any) -> Any:
 
 
 def matmul_grad_y(dz: Any, x: Any, y: Any) -> Any:
-    """d(x @ y)/dy applied to ``dz``: ``x.T @ dz``, as ``dz @ x`` for a vector (no transpose)."""
-    if isinstance(dz, torch.Tensor) and isinstance(x, torch.Tensor) and x.dim() == 2:
+    """d(x @ y)/dy applied to ``dz``: ``x.T @ dz``, as ``dz @ x`` for a vector (no transpose;
+    one dtype, as above)."""
+    if isinstance(dz, torch.Tensor) and isinstance(x, torch.Tensor) and x.dim() == 2 and (
+            dz.dtype == x.dtype):
         if dz.dim() == 1 and y.dim() == 1:
             return torch.matmul(dz, x)
         if dz.dim() == 2 and y.dim() == 2:
