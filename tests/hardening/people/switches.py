@@ -67,7 +67,7 @@ NEGATIVE_STEP_SLICES = True
 
 #: dict-literal-is-a-constant (test_dict_literal_of_arrays): a dict literal holding arrays
 #: gives a zero gradient (nested dict/list too).
-DICT_LITERALS = False
+DICT_LITERALS = True
 #: mod-is-a-constant (test_mod_of_parameter): ``x % c`` and ``np.mod`` give a zero gradient.
 MOD = True
 #: axis-function-of-scalar (test_softmax_of_a_number, test_argsort_of_a_number): softmax or
