@@ -54,6 +54,7 @@ class _Dict:
 
     name: str
     literals: list[gast.Assign] = field(default_factory=list)
+    orders: set[tuple[Any, ...]] = field(default_factory=set)  # each literal's keys, in order
     keys: list[str] = field(default_factory=list)        # in order of first appearance
     stores: list[gast.AST] = field(default_factory=list)  # subscripts written
     reads: list[gast.Subscript] = field(default_factory=list)   # entries read
@@ -62,10 +63,12 @@ class _Dict:
 
 def _replace_once(parsed: ParsedFunction, names: Names) -> bool:
     root = parsed.node
-    parents = _parents(root)
     dicts = _dict_names(root, parsed.scope.lookup("dict")[1] is dict)
     if not dicts:
         return False
+    if _unroll_loops(parsed, dicts):
+        return True
+    parents = _parents(root)
     for node in trees.walk(root):
         if isinstance(node, gast.Name) and node.id in dicts:
             _classify(node, dicts[node.id], parents, parsed)
@@ -110,6 +113,7 @@ def _dict_names(root: gast.AST, dict_is_builtin: bool) -> dict[str, _Dict]:
         d = dicts.setdefault(node.targets[0].id, _Dict(node.targets[0].id))
         d.literals.append(node)
         keys = [k for k, _ in entries]
+        d.orders.add(tuple(keys))
         if not all(isinstance(k, str) for k in keys):
             d.reason = d.reason or "is built with a key that is not a constant string"
         elif len(d.literals) > 1 and set(keys) != set(d.keys):
@@ -232,4 +236,156 @@ class _Replacer(gast.NodeTransformer):
         if isinstance(node.value, gast.Name) and node.value.id in self.replaced:
             name = self.replaced[node.value.id][node.slice.value]
             return gast.copy_location(gast.Name(name, node.ctx, None, None), node)
+        return node
+
+
+# --- loops over a dict ------------------------------------------------------------------------
+_ITERATORS = ("keys", "values", "items")
+
+
+def _unroll_loops(parsed: ParsedFunction, dicts: dict[str, _Dict]) -> bool:
+    """Unroll each ``for`` over a dict's keys, values or items, one copy of the body per key
+    (whose constant key then lets the entries be replaced); refuse the loops it cannot."""
+    unroller = _Unroller(parsed, dicts)
+    unroller.visit(parsed.node)
+    return unroller.unrolled
+
+
+def _loop_over(loop: gast.For, dicts: dict[str, _Dict]) -> tuple[_Dict, str] | None:
+    """The dict ``loop`` iterates over (``p``, ``p.keys()``, ``p.values()``, ``p.items()``)
+    and what it takes from it."""
+    it = loop.iter
+    if isinstance(it, gast.Name) and it.id in dicts:
+        return dicts[it.id], "keys"
+    if (isinstance(it, gast.Call) and not it.args and not it.keywords
+            and isinstance(it.func, gast.Attribute) and it.func.attr in _ITERATORS
+            and isinstance(it.func.value, gast.Name) and it.func.value.id in dicts):
+        return dicts[it.func.value.id], it.func.attr
+    return None
+
+
+def _static_keys(d: _Dict, parsed: ParsedFunction) -> tuple[tuple[str, ...] | None, str]:
+    """The dict's keys, in Python's order, where every binding gives the same ones and no
+    key is added later; else None and why."""
+    root = parsed.node
+    if d.reason and "key that is not a constant" in d.reason or len(d.orders) != 1:
+        return None, "it is built with different keys in different places"
+    keys = next(iter(d.orders))
+    own = _stores_at_loop_keys(d, root)
+    for node in trees.walk(root):
+        if (isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store)
+                and isinstance(node.value, gast.Name) and node.value.id == d.name
+                and not (isinstance(node.slice, gast.Constant) and node.slice.value in keys)
+                and node not in own):
+            return None, f"a key is added to it at line {parsed.origin(node).lineno}"
+    return keys, ""
+
+
+def _stores_at_loop_keys(d: _Dict, root: gast.AST) -> set[gast.Subscript]:
+    """``p[k] = ...`` inside ``for k in p`` (or ``.items()``): a key it already has."""
+    own = set()
+    for loop in trees.walk(root):
+        over = isinstance(loop, gast.For) and _loop_over(loop, {d.name: d})
+        if not over or over[1] == "values":
+            continue
+        target = loop.target if isinstance(loop.target, gast.Name) else (
+            loop.target.elts[0] if isinstance(loop.target, gast.Tuple) and loop.target.elts
+            else None)
+        own |= {n for s in loop.body for n in trees.walk(s)
+                if isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store)
+                and isinstance(n.value, gast.Name) and n.value.id == d.name
+                and isinstance(n.slice, gast.Name) and isinstance(target, gast.Name)
+                and n.slice.id == target.id}
+    return own
+
+
+def _loop_problem(loop: gast.For, what: str) -> str:
+    target = loop.target
+    names = [target] if isinstance(target, gast.Name) else (
+        list(target.elts) if isinstance(target, gast.Tuple) else [])
+    if not names or not all(isinstance(n, gast.Name) for n in names) or (
+            what == "items") != (len(names) == 2) or len(names) > 2:
+        return "its loop variables are not plain names (k, or k, v for .items())"
+    if loop.orelse:
+        return "it has an else block"
+    stored = {n.id for s in loop.body for n in trees.walk(s)
+              if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
+    if names[0].id in stored and what != "values":
+        return f"the loop assigns its variable {names[0].id}"
+    jumps = [n for s in loop.body for n in _outside_inner_loops(s)
+             if isinstance(n, (gast.Break, gast.Continue, gast.Return))]
+    if jumps:
+        return f"it has a {type(jumps[0]).__name__.lower()} inside"
+    return ""
+
+
+def _outside_inner_loops(node: gast.AST) -> list[gast.AST]:
+    """``node`` and what it holds, except the bodies of inner loops and functions."""
+    out = [node]
+    if isinstance(node, (gast.For, gast.While, gast.FunctionDef, gast.Lambda)):
+        return out
+    for child in gast.iter_child_nodes(node):
+        out.extend(_outside_inner_loops(child))
+    return out
+
+
+class _Unroller(gast.NodeTransformer):
+    """``for k, v in p.items(): body`` becomes, per key, ``k = "a"``, ``v = p["a"]`` and the
+    body with ``k`` read as ``"a"``."""
+
+    def __init__(self, parsed: ParsedFunction, dicts: dict[str, _Dict]) -> None:
+        self.parsed = parsed
+        self.dicts = dicts
+        self.unrolled = False
+
+    def visit_For(self, node: gast.For) -> Any:
+        self.generic_visit(node)
+        over = _loop_over(node, self.dicts)
+        if over is None:
+            return node
+        d, what = over
+        keys, why = _static_keys(d, self.parsed)
+        why = why or _loop_problem(node, what)
+        if keys is None or why:
+            raise self.parsed.error(
+                f"gradlab differentiates a loop over the dict {d.name} by writing out its body "
+                f"once per key, which it cannot do here: {why}; loop over a list of the keys "
+                f"you need instead", node, "a loop over a dict")
+        self.unrolled = True
+        return [s for key in keys for s in _one_key(node, d.name, what, key)]
+
+
+def _one_key(loop: gast.For, name: str, what: str, key: str) -> list[gast.stmt]:
+    target = loop.target
+    names = [target] if isinstance(target, gast.Name) else list(target.elts)
+    key_name = names[0].id if what != "values" else None
+    head = []
+    if key_name is not None:
+        head.append(_assign(key_name, gast.Constant(key, None), loop))
+    if what != "keys":
+        entry = gast.Subscript(gast.Name(name, gast.Load(), None, None),
+                               gast.Constant(key, None), gast.Load())
+        head.append(_assign(names[-1].id, entry, loop))
+    body = trees.clone(loop.body)
+    if key_name is not None:
+        body = [_KeyAsConstant(key_name, key).visit(s) for s in body]
+    return head + body
+
+
+def _assign(name: str, value: gast.expr, where: gast.AST) -> gast.Assign:
+    """``name = value``, quoting the header line of ``where``."""
+    node = gast.copy_location(gast.Assign(targets=[gast.Name(name, gast.Store(), None, None)],
+                                          value=value, type_comment=None), where)
+    node.end_lineno = node.lineno
+    return node
+
+
+class _KeyAsConstant(gast.NodeTransformer):
+    def __init__(self, name: str, key: str) -> None:
+        self.name = name
+        self.key = key
+
+    def visit_Name(self, node: gast.Name) -> Any:
+        if node.id == self.name and isinstance(node.ctx, gast.Load):
+            return gast.copy_location(gast.Constant(self.key, None), node)
         return node

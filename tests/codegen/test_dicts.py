@@ -62,8 +62,20 @@ def rebuilt_in_a_loop(x):
     return s
 
 
+def loops_over_keys_values_items(x):
+    p = {"a": x, "b": np.cos(x)}
+    s = 0.0
+    for k in p:
+        s = s + np.sum(p[k] ** 2)
+    for k, v in p.items():
+        p[k] = v * s
+    for v in p.values():
+        s = s + np.sum(np.tanh(v))
+    return s
+
+
 CASES = [literal_reads, stores_and_updates, nested, built_empty, in_a_branch, holding_a_list,
-         rebuilt_in_a_loop]
+         rebuilt_in_a_loop, loops_over_keys_values_items]
 X = np.array([0.5, -0.4, 0.8])
 
 
@@ -130,10 +142,7 @@ def test_a_constant_dict_used_whole_still_runs():
 
 def iterated(x):
     p = {"a": x, "b": x * 2.0}
-    s = 0.0
-    for k in p:
-        s = s + np.sum(p[k])
-    return s
+    return np.sum(np.stack([p[k] for k in sorted(p)]))
 
 
 def returned_whole(x):
@@ -171,7 +180,7 @@ def written_then_iterated(x):
 
 
 @pytest.mark.parametrize("f, use, line", [
-    (iterated, "p is iterated over", 'p = {"a": x, "b": x * 2.0}'),
+    (iterated, "p is passed to a call", 'p = {"a": x, "b": x * 2.0}'),
     (passed_to_a_call, "p is passed to a call", 'p = {"a": x, "b": 2.0}'),
     (computed_key, "a key that is not a constant string", 'p = {"a": x, "b": x * x}'),
     (copied, "p is assigned to another name", 'p = {"a": x}'),
@@ -190,3 +199,40 @@ def test_a_dict_it_cannot_replace_is_refused_at_its_line(f, use, line, transform
 def test_other_uses_are_refused_too(f):
     with pytest.raises(gradlab.GradlabError):
         gradlab.grad(f)(X)
+
+
+def loop_with_break(x):
+    p = {"a": x, "b": x * 2.0}
+    s = 0.0
+    for k in p:
+        s = s + np.sum(p[k])
+        if s > 10.0:
+            break
+    return s
+
+
+def loop_over_keys_added_later(x):
+    p = {"a": x}
+    p["b"] = x * 2.0
+    s = 0.0
+    for v in p.values():
+        s = s + np.sum(v)
+    return s
+
+
+@pytest.mark.parametrize("f, why, line", [
+    (loop_with_break, "it has a break inside", "for k in p:"),
+    (loop_over_keys_added_later, "a key is added to it at line", "for v in p.values():"),
+], ids=lambda v: getattr(v, "__name__", None))
+def test_a_loop_over_a_dict_it_cannot_write_out_is_refused(f, why, line):
+    with pytest.raises(GradlabSyntaxError) as info:
+        gradlab.grad(f)
+    message = str(info.value)
+    assert "a loop over the dict p" in message and why in message and line in message, message
+
+
+def test_a_loop_over_a_dict_is_written_out_per_key():
+    source = gradlab.grad(loops_over_keys_values_items).source
+    assert not [line for line in source.splitlines() if line.strip().startswith("for ")], source
+    assert "# for k, v in p.items():\n" in source, source
+    assert "gl.sum(p_a_pow2)" in source and "gl.sum(p_b_pow2)" in source, source

@@ -40,7 +40,8 @@ def uses_dict_comprehension(x):
 
 
 def uses_dict_iterated(x):
-    d = {"a": x, "b": x * 2.0}
+    d = {}
+    d["a"] = x
     s = 0.0
     for k in d:
         s = s + np.sum(d[k])
