@@ -113,7 +113,7 @@ def _dict_names(root: gast.AST, dict_is_builtin: bool) -> dict[str, _Dict]:
         d = dicts.setdefault(node.targets[0].id, _Dict(node.targets[0].id))
         d.literals.append(node)
         keys = [k for k, _ in entries]
-        d.orders.add(tuple(keys))
+        d.orders.add(tuple(dict.fromkeys(keys)))     # Python keeps the first place of a key
         if not all(isinstance(k, str) for k in keys):
             d.reason = d.reason or "is built with a key that is not a constant string"
         elif len(d.literals) > 1 and set(keys) != set(d.keys):
@@ -268,9 +268,11 @@ def _static_keys(d: _Dict, parsed: ParsedFunction) -> tuple[tuple[str, ...] | No
     """The dict's keys, in Python's order, where every binding gives the same ones and no
     key is added later; else None and why."""
     root = parsed.node
-    if d.reason and "key that is not a constant" in d.reason or len(d.orders) != 1:
+    if len(d.orders) != 1:
         return None, "it is built with different keys in different places"
     keys = next(iter(d.orders))
+    if not all(isinstance(k, str) for k in keys):
+        return None, "it is built with a key that is not a constant string"
     own = _stores_at_loop_keys(d, root)
     for node in trees.walk(root):
         if (isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store)
@@ -299,7 +301,7 @@ def _stores_at_loop_keys(d: _Dict, root: gast.AST) -> set[gast.Subscript]:
     return own
 
 
-def _loop_problem(loop: gast.For, what: str) -> str:
+def _loop_problem(loop: gast.For, dict_name: str, what: str) -> str:
     target = loop.target
     names = [target] if isinstance(target, gast.Name) else (
         list(target.elts) if isinstance(target, gast.Tuple) else [])
@@ -312,6 +314,8 @@ def _loop_problem(loop: gast.For, what: str) -> str:
               if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
     if names[0].id in stored and what != "values":
         return f"the loop assigns its variable {names[0].id}"
+    if dict_name in stored:      # Python goes on over the old dict's entries
+        return f"the loop binds {dict_name} to a new dict"
     jumps = [n for s in loop.body for n in _outside_inner_loops(s)
              if isinstance(n, (gast.Break, gast.Continue, gast.Return))]
     if jumps:
@@ -345,7 +349,7 @@ class _Unroller(gast.NodeTransformer):
             return node
         d, what = over
         keys, why = _static_keys(d, self.parsed)
-        why = why or _loop_problem(node, what)
+        why = why or _loop_problem(node, d.name, what)
         if keys is None or why:
             raise self.parsed.error(
                 f"gradlab differentiates a loop over the dict {d.name} by writing out its body "

@@ -184,7 +184,8 @@ def written_then_iterated(x):
     (passed_to_a_call, "p is passed to a call", 'p = {"a": x, "b": 2.0}'),
     (computed_key, "a key that is not a constant string", 'p = {"a": x, "b": x * x}'),
     (copied, "p is assigned to another name", 'p = {"a": x}'),
-    (written_then_iterated, "dict p, which is changed here and is used through .values", 'p["a"] = x'),
+    (written_then_iterated, "dict p, which is changed here and is used through .values",
+     'p["a"] = x'),
 ], ids=lambda v: getattr(v, "__name__", None))
 @pytest.mark.parametrize("transform", [gradlab.grad, gradlab.jvp], ids=["grad", "jvp"])
 def test_a_dict_it_cannot_replace_is_refused_at_its_line(f, use, line, transform):
@@ -220,7 +221,17 @@ def loop_over_keys_added_later(x):
     return s
 
 
+def loop_rebinding_the_dict(x):
+    p = {"a": x, "b": x * 2.0}
+    s = 0.0
+    for v in p.values():
+        s = s + np.sum(v)
+        p = {"a": x * 3.0, "b": x}
+    return s
+
+
 @pytest.mark.parametrize("f, why, line", [
+    (loop_rebinding_the_dict, "the loop binds p to a new dict", "for v in p.values():"),
     (loop_with_break, "it has a break inside", "for k in p:"),
     (loop_over_keys_added_later, "a key is added to it at line", "for v in p.values():"),
 ], ids=lambda v: getattr(v, "__name__", None))
