@@ -20,6 +20,12 @@ the dict as written, where :mod:`.check` refuses it if a gradient flows through 
 is kept on the literal (:func:`why_kept`) so the refusal names the use. A dict kept as written
 that the function writes into (``p[k] = v``) is refused here, whatever flows through it: its
 entries' gradients could not be followed.
+
+A loop over such a dict (``for k in p``, ``p.keys()``, ``p.values()``, ``p.items()``) is
+written out once per key, in Python's order, with the key a constant in each copy (so that
+``p[k]`` there is ``p_a``); where the keys are not known at the loop (a key added by
+``p["c"] = ...``, literals with different keys), the loop rebinds the dict, or its body has a
+``break``, ``continue`` or ``return``, it is refused at its line.
 """
 from __future__ import annotations
 
