@@ -19,6 +19,7 @@ from ..errors import NoRuleError
 from ..tensor.spec import FROM_CONSTANTS, PRIMITIVES
 from . import ir
 from .aliasing import check_aliasing
+from .dicts import why_kept
 from .analyze import Activity, differentiable_inputs, static_gives_no_gradient, value_reads
 from .ir import Assign, EffectKind, Op, OpKind
 from .resolve import bindings
@@ -79,8 +80,7 @@ def _refuse_kept_as_written(s: Assign, act: Activity) -> None:
     if flowing and not static_gives_no_gradient(s.op):
         what = _describe(node)
         raise ir.refusal(f"{what} is built from {flowing[0]}, which carries a gradient, but "
-                         f"gradlab cannot differentiate through {what}: "
-                         f"{_ADVICE.get(type(node), 'compute it with NumPy functions')}",
+                         f"gradlab cannot differentiate through {what}: {_advice(node)}",
                          s.origin, what)
 
 
@@ -124,6 +124,16 @@ _ADVICE: dict[type, str] = {
     gast.BinOp: "this operator has no derivative rule; write it with NumPy functions",
     gast.UnaryOp: "this operator has no derivative rule; write it with NumPy functions",
 }
+
+
+def _advice(node: Any) -> str:
+    """What to write instead; for a dict, why it was not replaced by its entries."""
+    advice = _ADVICE.get(type(node), "compute it with NumPy functions")
+    kept = why_kept(node)
+    if kept is None:
+        return advice
+    return (f"gradlab differentiates a dict read and written with constant string keys "
+            f"(p[\"a\"]), but {kept}; {advice}")
 
 
 def _check_options(s: Assign, act: Activity) -> None:

@@ -31,11 +31,12 @@ from .analyze import analyze, number_params
 from .build import REQUIRED, function_def, name
 from .check import check
 from .comprehensions import lower_comprehensions
-from .nested import lift_nested_functions
+from .dicts import replace_dicts
 from .emit import Source, compile_source, to_source
 from .forward import Forward, tangent_reads_old
 from .invariance import freeze_shifts
 from .naming import Names
+from .nested import lift_nested_functions
 from .normalize import Normalizer, assigned_names
 from .inplace import update_in_place
 from .optimize import optimize
@@ -85,7 +86,8 @@ def normalize_function(fn: Any, dialect: str = "numpy") -> Unit:
     lift_nested_functions(parsed)                                 # normalize: nested defs
     names = Names(_all_names(parsed.node) | {GL})
     lower_comprehensions(parsed, names)                           # normalize: comprehensions
-    normalizer = Normalizer(parsed, names, dialect)               # as loops, then the rest
+    replace_dicts(parsed, names)                                  # as loops, dicts as entries,
+    normalizer = Normalizer(parsed, names, dialect)               # then the rest
     function = normalizer.function()
     Renamer(names, function.params).run(function)                 # rename
     freeze_shifts(function)                                       # invariance

@@ -39,6 +39,22 @@ def uses_dict_comprehension(x):
     return d[0] + np.sum(x)
 
 
+def uses_dict_iterated(x):
+    d = {}
+    d["a"] = x
+    s = 0.0
+    for k in d:
+        s = s + np.sum(d[k])
+    return s
+
+
+def uses_dict_written_at_computed_key(x):
+    d = {"a": 1.0}
+    k = "a"
+    d[k] = x
+    return np.sum(d["a"])
+
+
 def uses_while_else(x):
     i = 0
     s = 0.0

@@ -35,6 +35,8 @@ CASES = [
     Refusal(P.uses_yield_from, ("yield from",), "yield from [np.sum(x)]"),
     Refusal(P.uses_set_comprehension, ("set comprehension",), "s = {float(v) for v in x}"),
     Refusal(P.uses_dict_comprehension, ("dict comprehension",), "d = {i: x[i] for i in range(3)}"),
+    Refusal(P.uses_dict_iterated, ("a loop over the dict d",), "for k in d:"),
+    Refusal(P.uses_dict_written_at_computed_key, ("the dict d",), "d[k] = x"),
     Refusal(P.uses_while_else, ("while...else",), "while i < 3:"),
     Refusal(P.uses_match, ("match statements",), "match x.ndim:"),
     Refusal(P.uses_async, ("async",), "async def uses_async(x):"),
