@@ -72,6 +72,23 @@ def _integer_index(index: Any, ints: set[str]) -> bool:
     return False
 
 
+def _deciding_assignments(stmts: list[Assign]) -> tuple[set[tuple[int, str]], dict[str, int]]:
+    """The constant assignments that only seed a name's class, and how many assignments
+    decide each name's class. ``s = 0.0`` before ``s = s + x[i]``: the constant's shape may not
+    be the sum's, but no gradient flows into a constant, so it only seeds the class: the other
+    assignments decide it, and only they can make it mixed (a name assigned only constants is
+    decided by them)."""
+    constant = {(id(s), t) for s in stmts for t in _constant_targets(s)}
+    counts: dict[str, int] = {}
+    every: dict[str, int] = {}
+    for s in stmts:
+        for t in s.targets:
+            counts[t] = counts.get(t, 0) + ((id(s), t) not in constant)
+            every[t] = every.get(t, 0) + 1
+    skipped = {(i, t) for i, t in constant if counts[t]}
+    return skipped, {t: counts[t] or every[t] for t in counts}
+
+
 def shape_classes(fn: ir.Function, scalar_params: set[str],
                   vectors: set[str] = frozenset()) -> dict[str, Any]:  # type: ignore[assignment]
     """Which values surely have the same shape, without knowing any shape.
@@ -92,19 +109,7 @@ def shape_classes(fn: ir.Function, scalar_params: set[str],
                "ints": _integer_counters(fn)}
     fresh = iter(range(1 << 30))
     stmts = [s for s in ir.walk(fn.body) if isinstance(s, Assign)]
-    # ``s = 0.0`` before ``s = s + x[i]``: the constant's shape may not be the sum's, but no
-    # gradient flows into a constant, so it only seeds the name's class: the other
-    # assignments decide it, and only they can make it mixed
-    constant = {(id(s), t) for s in stmts for t in _constant_targets(s)}
-    counts: dict[str, int] = {}      # assignments that decide a name's class
-    every: dict[str, int] = {}
-    for s in stmts:
-        for t in s.targets:
-            counts[t] = counts.get(t, 0) + ((id(s), t) not in constant)
-            every[t] = every.get(t, 0) + 1
-    skipped = {(i, t) for i, t in constant if counts[t]}
-    for t in counts:
-        counts[t] = counts[t] or every[t]
+    skipped, counts = _deciding_assignments(stmts)
     opaque: dict[int, Any] = {id(s): f"v{next(fresh)}" for s in stmts}
     # Each pass follows every statement in order; a value read before the statement that makes
     # it (a loop's next iteration) gets its class a pass later. A chain of such reads is at
