@@ -610,21 +610,18 @@ class Normalizer:
         if _keepdims_decides(kwargs) and not custom:
             return self._keepdims_at_run_time(prim, args, kwargs, res.label, hint), hint
         if res.label == "round" and "decimals" not in kwargs and len(args) == 1:
-            return self._builtin_round(args, res.label, hint), hint
+            return self._builtin_round(args, res.label), hint
         expanded = None if custom else expand(prim, self._bind_temp, args, kwargs)
         if expanded is not None:
             return expanded, hint
         style = "conversion" if res.prim == "array" and prim == "copy" else "call"
         return Op(OpKind.PRIM, prim, args, kwargs, style=style, source=res.label), hint
 
-    def _builtin_round(self, args: list[ir.Atom], label: str, hint: str) -> Op:
-        """Python's ``round(v)`` is an int (half to even, as NumPy's round): ``int`` of the
-        table's round, which every backend has (torch and TensorFlow tensors have no
+    def _builtin_round(self, args: list[ir.Atom], label: str) -> Op:
+        """Python's ``round(v)``: an int for a number, where ``round(v, 0)`` is a float; every
+        backend has it as ``builtin_round`` (torch's and TensorFlow's tensors have no
         ``__round__`` for the builtin to call)."""
-        rounded = self._bind_temp(hint, Op(OpKind.PRIM, "round", args, source=label))
-        as_int = gast.Call(func=gast.Name("int", gast.Load(), None, None),
-                           args=[gast.Name(rounded, gast.Load(), None, None)], keywords=[])
-        return Op(OpKind.STATIC, node=as_int, source="int")
+        return Op(OpKind.PRIM, "builtin_round", args, source=label)
 
     def _keepdims_at_run_time(self, prim: str, args: list[ir.Atom], kwargs: dict[str, ir.Atom],
                               label: str, hint: str) -> Op:

@@ -141,7 +141,7 @@ TABLE: list[Primitive] = [
     _unary("sign", nondiff=STEPS),
     _unary("floor", nondiff=STEPS, math="floor"),
     _unary("ceil", nondiff=STEPS, math="ceil", tf="math.ceil"),
-    # the builtin round(v, n) is this, as np.round(v, n); round(v) is int(round(v, 0))
+    # the builtin round(v, n) is this, as np.round(v, n); round(v) is builtin_round below
     prim("round", "(x, decimals=0)", UNARY, SAME_SHAPE, nondiff=STEPS, np="round around",
          torch="round", tf="math.round round", method="round", builtin="round"),
     _unary("isnan", nondiff=BOOLEAN, tf="math.is_nan", method=""),
@@ -360,6 +360,8 @@ TABLE: list[Primitive] = [
                        "to"]),
     prim("to_numpy", "(x)", INSPECTION, TENSOR_ONLY, nondiff=STOPPED),
     prim("item", "(x)", INSPECTION, TENSOR_ONLY, nondiff=STOPPED),
+    # Python's round(v) (see backends.common.builtin_round); round(v, n) is round's
+    prim("builtin_round", "(x)", SAME_SHAPE, CODEGEN, nondiff=STEPS),
     prim("copy", "(x)", SAME_SHAPE, CODEGEN, np="copy", builtin="float",
          torch="clone", tf="identity", method=["copy", "clone", "item"], attr="real"),
     prim("stop_gradient", "(x)", SAME_SHAPE, nondiff=STOPPED,

@@ -1541,3 +1541,17 @@ def test_loop_carried_value_that_broadcasts(framework: str) -> None:
     expected = central(lambda a: grows_in_a_loop(a, v), x)
     assert tuple(to_numpy(g).shape) == (1,)
     np.testing.assert_allclose(to_numpy(g), expected, rtol=1e-6)
+
+
+# --- builtin round of an array (fuzz seed 4444) ---------------------------------------------------
+def rounded_array(x):
+    return np.mean(round(x) ** 2) + np.sum(x * 2.0) + round(x[0])
+
+
+@pytest.mark.parametrize("framework", ["torch", "tensorflow", "jax"])   # NumPy: no __round__
+def test_builtin_round_of_an_array(framework: str) -> None:
+    """It was int(np.round(x)): a TypeError where x has more than one entry."""
+    require(framework)
+    x = np.array([0.4, 1.6, 2.5, -0.7])
+    g = gradlab.grad(rounded_array)(to_framework(x, framework))
+    np.testing.assert_allclose(to_numpy(g), np.full_like(x, 2.0))

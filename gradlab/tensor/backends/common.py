@@ -83,6 +83,19 @@ def _drop(x: Any, axis: Any) -> Any:
     return gl.squeeze(x, axis=axis)
 
 
+def builtin_round(x: Any) -> Any:
+    """Python's ``round(x)``: for a number or a NumPy value, what its own ``__round__`` gives
+    (an int for a number, an array rounded elementwise); torch's tensors have no
+    ``__round__`` and TensorFlow's one fails, so framework values are rounded as arrays (half
+    to even, as everywhere), a 0-d one to an int."""
+    if isinstance(x, _numpy.ndarray) and x.ndim == 0:
+        x = x[()]        # a 0-d array where NumPy's code has a scalar (a generated temporary)
+    if isinstance(x, (int, float, _numpy.generic, _numpy.ndarray)):
+        return round(x)
+    rounded = gl.round(x)
+    return int(rounded) if gl.ndim(rounded) == 0 else rounded
+
+
 def rsqrt(x: Any) -> Any:
     return 1.0 / gl.sqrt(x)
 
@@ -256,7 +269,7 @@ def dtype(x: Any) -> _dtypes.DType:
 #: primitive name -> its generic formula, used where a backend has no version of its own
 GENERIC: dict[str, Callable[..., Any]] = dict(
     logsumexp=logsumexp, logsumexp_shift=logsumexp_shift, softmax=softmax,
-    log_softmax=log_softmax, hypot=hypot, rsqrt=rsqrt, squared_difference=squared_difference,
+    log_softmax=log_softmax, hypot=hypot, builtin_round=builtin_round, rsqrt=rsqrt, squared_difference=squared_difference,
     sigmoid=sigmoid, softplus=softplus, relu=relu, sum_to=sum_to,
     unbroadcast=unbroadcast, norm=norm, linalg_norm=linalg_norm, atleast_1d=atleast_1d,
     atleast_2d=atleast_2d, atleast_3d=atleast_3d, crossentropy=crossentropy,

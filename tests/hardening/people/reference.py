@@ -22,6 +22,8 @@ from tests.hardening.people.program import PeopleProgram
 _STOPS = re.compile(r"stop_gradient\(|\.detach\(\)|\.numpy\(\)|torch\.detach\(")
 #: calls that make Python numbers (TensorFlow turns them into float32 tensors)
 _PYTHON_NUMBERS = re.compile(r"\bmath\.\w+\(|\bfloat\(|\.item\(\)")
+#: casts to a narrower float: the value past them has float32 precision, whatever the inputs'
+_NARROW_CASTS = re.compile(r"float32|float16|\.float\(\)|\.half\(\)")
 _GRADLAB_STOPS = re.compile(r"gradlab\.(api\.)?stop_gradient\(")
 
 
@@ -142,9 +144,10 @@ class Reference:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             self.raw = f(*[to_dialect(v, self.dialect) for v in fresh(self.inputs)])
-        # float32 precision: a float32 input, or TensorFlow/PyTorch code on Python numbers
-        # (both make them float32 tensors: the program's own value is float32)
-        self.float32 = any(p.dtype == "float32" for p in self.params) or (
+        # float32 precision: a float32 input, a cast to float32, or TensorFlow/PyTorch code on
+        # Python numbers (both make them float32 tensors: the program's own value is float32)
+        self.float32 = any(p.dtype == "float32" for p in self.params) or bool(
+            _NARROW_CASTS.search(program.source)) or (
             program.dialect in ("tensorflow", "torch") and (
                 any(p.is_python for p in self.params) or
                 bool(_PYTHON_NUMBERS.search(program.source))))

@@ -59,3 +59,21 @@ def test_bound_formulas_agree_with_numpy_on_every_backend(framework) -> None:
     np.testing.assert_array_equal(to_numpy(ops.unbroadcast(g, like)), np.full((2, 1), 12.0))
     np.testing.assert_array_equal(to_numpy(ops.sum_to(g, (3,))), np.full(3, 8.0))
     np.testing.assert_array_equal(to_numpy(ops.unbroadcast(0.0, like)), np.zeros((2, 1)))
+
+
+@pytest.mark.parametrize("framework", ["numpy", "torch", "tensorflow", "jax"])
+def test_builtin_round_is_pythons_on_every_backend(framework: str) -> None:
+    """``round(v)`` in the user's code: an int for a number and a 0-d value (torch's tensors
+    have no ``__round__``, TensorFlow's fails), arrays rounded elementwise, half to even."""
+    from tests.conftest import require
+    require(framework)
+    gl = backend(framework)
+    assert gl.builtin_round(2.5) == 2 and type(gl.builtin_round(2.5)) is int
+    zero_d = gl.builtin_round(to_framework(np.array(3.5), framework))
+    assert int(zero_d) == 4
+    rows = to_framework(np.array([[0.5, 1.5], [-2.5, 2.6]]), framework)
+    if framework == "numpy":     # NumPy's arrays have no __round__: the user's code fails too
+        with pytest.raises(TypeError):
+            gl.builtin_round(rows)
+        return
+    np.testing.assert_array_equal(to_numpy(gl.builtin_round(rows)), [[0.0, 2.0], [-2.0, 3.0]])
