@@ -91,7 +91,7 @@ def builtin_round(x: Any) -> Any:
     if isinstance(x, _numpy.ndarray) and x.ndim == 0:
         x = x[()]        # a 0-d array where NumPy's code has a scalar (a generated temporary)
     if isinstance(x, (int, float, _numpy.generic, _numpy.ndarray)):
-        return round(x)
+        return round(x)  # type: ignore[arg-type]  # an ndarray: TypeError, as in NumPy
     rounded = gl.round(x)
     return int(rounded) if gl.ndim(rounded) == 0 else rounded
 
