@@ -85,9 +85,9 @@ def _drop(x: Any, axis: Any) -> Any:
 
 def builtin_round(x: Any) -> Any:
     """Python's ``round(x)``: for a number or a NumPy value, what its own ``__round__`` gives
-    (an int for a number, an array rounded elementwise); torch's tensors have no
-    ``__round__`` and TensorFlow's one fails, so framework values are rounded as arrays (half
-    to even, as everywhere), a 0-d one to an int."""
+    (an int; a NumPy array of several entries has none and fails, as the user's NumPy code
+    does); torch's tensors have no ``__round__`` and TensorFlow's one fails, so framework
+    values are rounded as arrays (half to even, as everywhere), a 0-d one to an int."""
     if isinstance(x, _numpy.ndarray) and x.ndim == 0:
         x = x[()]        # a 0-d array where NumPy's code has a scalar (a generated temporary)
     if isinstance(x, (int, float, _numpy.generic, _numpy.ndarray)):
