@@ -11,6 +11,10 @@ over its code (loops to a fixed point) finds, for each ``v = v_stack.pop()``, wh
 later statement can read that ``v`` before it is written again. A stack none of whose pops is
 read is dropped with its pushes, so the forward pass saves only what the backward pass reads
 (the optimizer then drops the values that were computed only to be pushed).
+
+A stack whose popped value is read only for its shape (``gl.unbroadcast(g, v)``, where shape
+classes could not prove it the identity) saves the shape instead: :func:`shape_only_stacks`
+finds those, :func:`save_shapes` rewrites them.
 """
 from __future__ import annotations
 
@@ -19,7 +23,7 @@ from typing import Iterable
 import gast
 
 from . import trees
-from .build import is_comment
+from .build import attr, call, is_comment, name
 
 
 class _Unknown(Exception):
@@ -46,6 +50,91 @@ def unread_stacks(fn: gast.FunctionDef, stacks: Iterable[str], live_at_exit: set
     except _Unknown:
         return set()
     return {s for s in candidates if not any(id(p) in read for p in pops.get(s, []))}
+
+
+def shape_only_stacks(fn: gast.FunctionDef, stacks: Iterable[str], live_at_exit: set[str],
+                      gl: str = "gl") -> dict[str, str]:
+    """The stacks of ``stacks`` whose popped value the backward pass reads only for its shape
+    (``gl.unbroadcast(g, v)``: the sum back to ``v``'s shape), each with the name it pops.
+
+    Found on a trial copy: every such read of ``v`` made a read of another name; the stack
+    qualifies where no pop is then read as ``v`` (nothing else needs the value), and, with
+    the pops assigning the new name, that name is never read before a pop on any path (every
+    read renamed sees a popped value, not an older ``v`` of the forward pass)."""
+    out: dict[str, str] = {}
+    reads = {id(c.args[1]) for c in trees.walk(fn) if _shape_read(c, gl) is not None}
+    if not reads:
+        return out
+    for stack in sorted(_only_pushed_and_popped(fn, set(stacks))):
+        trial = trees.clone(fn)
+        popped = {p[1] for p in map(_popped, trees.walk(trial)) if p is not None and p[0] == stack}
+        if len(popped) != 1:
+            continue
+        value = popped.pop()
+        shape = _fresh(trial, value + "_shape")
+        if not _rename_shape_reads(trial, value, shape, gl):
+            continue
+        try:
+            if stack not in unread_stacks(trial, [stack], live_at_exit):
+                continue
+            for node in trees.walk(trial):
+                if _popped(node) == (stack, value):
+                    node.targets[0].id = shape
+            if shape in _Liveness(live_at_exit).block(trial.body, set(live_at_exit), None):
+                continue
+        except _Unknown:
+            continue
+        out[stack] = value
+    return out
+
+
+def save_shapes(fn: gast.FunctionDef, stacks: dict[str, str], gl: str = "gl") -> None:
+    """Rewrite the stacks of :func:`shape_only_stacks`: ``v_shape_stack.append(gl.shape(v))``
+    where ``v_stack.append(v)`` was, ``v_shape = v_shape_stack.pop()`` and
+    ``gl.unbroadcast_to(g, v_shape)`` for ``gl.unbroadcast(g, v)``: a tuple a step, not an
+    array."""
+    for stack, value in stacks.items():
+        shape = _fresh(fn, value + "_shape")
+        new_stack = _fresh(fn, shape + "_stack")
+        _rename_shape_reads(fn, value, shape, gl)
+        for node in trees.walk(fn):
+            if _popped(node) == (stack, value):
+                node.targets[0].id = shape
+            if _pushed(node) == stack:
+                node.value.args[0] = call(attr(gl, "shape"), [node.value.args[0]])
+            if isinstance(node, gast.Name) and node.id == stack:
+                node.id = new_stack
+
+
+def _shape_read(node: gast.AST, gl: str) -> str | None:
+    """``v`` for ``gl.unbroadcast(g, v)``: a read of ``v``'s shape only."""
+    if (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
+            and node.func.attr == "unbroadcast" and isinstance(node.func.value, gast.Name)
+            and node.func.value.id == gl and len(node.args) == 2 and not node.keywords
+            and isinstance(node.args[1], gast.Name)):
+        return node.args[1].id
+    return None
+
+
+def _rename_shape_reads(fn: gast.FunctionDef, value: str, shape: str, gl: str) -> bool:
+    """Each ``gl.unbroadcast(g, value)`` made ``gl.unbroadcast_to(g, shape)``; whether any was."""
+    found = False
+    for node in trees.walk(fn):
+        if _shape_read(node, gl) == value:
+            node.func.attr = "unbroadcast_to"
+            node.args[1] = name(shape)
+            found = True
+    return found
+
+
+def _fresh(fn: gast.FunctionDef, wanted: str) -> str:
+    taken = {n.id for n in trees.walk(fn) if isinstance(n, gast.Name)} | {
+        a.id for a in fn.args.args if isinstance(a, gast.Name)}
+    out, n = wanted, 1
+    while out in taken:
+        n += 1
+        out = f"{wanted}{n}"
+    return out
 
 
 def drop_stacks(fn: gast.FunctionDef, dropped: set[str]) -> None:
