@@ -756,7 +756,7 @@ _STRICT_DTYPES = frozenset(("torch", "tensorflow"))
 #: the corpus tests check both forms).
 _SPECIALISING = os.environ.get("GRADLAB_SPECIALISE", "1") != "0"
 #: The helpers of generic code that the code specialised for a call's shapes writes out.
-_SHAPE_HELPERS = ("gl.matmul_grad_", "gl.unbroadcast(", "gl.broadcast_like(")
+_SHAPE_HELPERS = ("gl.matmul_grad_", "gl.unbroadcast(", "gl.unbroadcast_to(", "gl.broadcast_like(")
 
 
 def _signature_key(args: tuple[Any, ...]) -> Any:
