@@ -32,11 +32,12 @@ _BACKWARD = "── backward ──"
 class SavedValue:
     """One value the forward pass saves on every step of a loop.
 
-    ``name``: the variable pushed (``gl.shape(v)`` where only its shape is); ``stack``: the list it is pushed on; ``user_line`` and
-    ``user_text``: the line of the user's code that computes it (0 and "" where none);
-    ``push_line``: the generated line that pushes it; ``read_by``: the generated lines of the
-    backward pass that read it (line number, text). After :func:`measure`: ``steps`` (pushes),
-    ``shape``/``dtype`` (of the first value pushed), ``bytes_per_step`` and ``total_bytes``."""
+    ``name``: the variable pushed (``gl.shape(v)`` where only its shape is); ``stack``: the
+    list it is pushed on; ``user_line`` and ``user_text``: the line of the user's code that
+    computes it (0 and "" where none); ``push_line``: the generated line that pushes it;
+    ``read_by``: the generated lines of the backward pass that read it (line number, text).
+    After :func:`measure`: ``steps`` (pushes), ``shape``/``dtype`` (of the first value pushed),
+    ``bytes_per_step`` and ``total_bytes``."""
 
     name: str
     stack: str
@@ -177,7 +178,8 @@ def _code(text: str) -> str:
 def measure(df: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None
             ) -> SavedReport:
     """Run the generated code these inputs run (the variant specialised for their shapes,
-    where one is) once, and count what its forward pass saved: pushes per stack, the first value's shape and dtype, bytes per step and in all."""
+    where one is) once, and count what its forward pass saved: pushes per stack, the first
+    value's shape and dtype, bytes per step and in all."""
     variant = df.running_variant(args)
     report = saved_values(variant.source, variant.name)
     stacks = [v.stack for v in report.values]

@@ -1,6 +1,7 @@
 """HTML for what a panel says: its header, a run's results, a check table, the comparison of
-several frameworks, an edit's status and diff, what the gradient saves for its backward pass. Plain functions of a session's state, shared by
-the live widget and the static view a saved notebook keeps; no widgets here."""
+several frameworks, an edit's status and diff, what a gradient saves for its backward pass.
+Plain functions of a session's state, shared by the live widget and the static view a saved
+notebook keeps; no widgets here."""
 from __future__ import annotations
 
 import html

@@ -263,7 +263,8 @@ def dtype(x: Any) -> _dtypes.DType:
 GENERIC: dict[str, Callable[..., Any]] = dict(
     logsumexp=logsumexp, logsumexp_shift=logsumexp_shift, softmax=softmax,
     log_softmax=log_softmax, hypot=hypot, sigmoid=sigmoid, softplus=softplus, relu=relu, sum_to=sum_to,
-    unbroadcast=unbroadcast, unbroadcast_to=unbroadcast_to, norm=norm, linalg_norm=linalg_norm, atleast_1d=atleast_1d,
+    unbroadcast=unbroadcast, unbroadcast_to=unbroadcast_to, norm=norm, linalg_norm=linalg_norm,
+    atleast_1d=atleast_1d,
     atleast_2d=atleast_2d, atleast_3d=atleast_3d, crossentropy=crossentropy,
     kl_div_with_logits=kl_div_with_logits, flatten=flatten, unstack=unstack, std=std,
     dtype=dtype)
