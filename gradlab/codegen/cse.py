@@ -45,12 +45,15 @@ def _block(fn: ir.Function, stmts: list[ir.Stmt], writes: dict[str, int]) -> Non
     for s in stmts:
         for inner in ir.children(s):
             _block(fn, inner, writes)
+    keys = [_entry(s, writes) for s in stmts]
+    repeated = {k for k in keys if k is not None and keys.count(k) > 1}
+    if not repeated:      # the common case: nothing to share, and no scan of the block
+        return
     i = 0
     while i < len(stmts):
-        first = stmts[i]
-        key = _entry(first, writes)
-        if key is not None:
-            _share(fn, stmts, i, key, writes)
+        key = _entry(stmts[i], writes)
+        if key in repeated:
+            _share(fn, stmts, i, key, writes)   # type: ignore[arg-type]
         i += 1
 
 

@@ -284,7 +284,7 @@ class Program:
         shaped = shape_only_stacks(fn_def, set(stacks) - unread, keep, GL) if stacks else {}
         if shaped:
             save_shapes(fn_def, shaped, GL)
-        if (unread or shaped) and self.optimized:   # what was computed only to be saved goes
+        if unread and self.optimized:   # what was computed only to be saved goes too
             optimize(fn_def, keep, unit.user_names)
         self.defs.append(fn_def)
 
