@@ -159,12 +159,7 @@ class GeneratedFunction:
         difference, the code specialised for them (``dW = x.T @ dz``), whose first line says
         so (``# specialised for x: 2-d, W: 2-d``); else :attr:`source` (or the variant for
         Python numbers)."""
-        framework = common_framework(args)
-        signature = self._signature(args, framework)
-        if signature is not None:
-            return self._variant(self._scalars(args),  # type: ignore[no-any-return]
-                                 dialect_of(framework), signature).source.text
-        return self.variant_source(*args)
+        return self.running_variant(args).source.text
 
     def _signature(self, args: tuple[Any, ...], framework: str) -> Any:
         """The signature these arguments' code is specialised for (None: the generic code);
@@ -185,6 +180,17 @@ class GeneratedFunction:
         if key is not None and len(self._signatures) < 256:
             self._signatures[key] = signature
         return signature
+
+    def running_variant(self, args: tuple[Any, ...]) -> Variant:
+        """The variant these arguments run: the one specialised for their shapes where that
+        applies (see :meth:`source_for`), else :meth:`variant_for`'s; free values bound to this
+        function's own. What ``saved_for`` measures, so that it counts what a call saves."""
+        framework = common_framework(args)
+        signature = self._signature(args, framework)
+        if signature is None:
+            return self.variant_for(args)
+        variant = self._variant(self._scalars(args), dialect_of(framework), signature)
+        return dataclasses.replace(variant, free=bind_free(variant.free, self.fn))
 
     def variant_for(self, args: tuple[Any, ...]) -> Variant:
         """The transform's variant these inputs run, its free values bound to this function's
@@ -785,7 +791,7 @@ _STRICT_DTYPES = frozenset(("torch", "tensorflow"))
 #: the corpus tests check both forms).
 _SPECIALISING = os.environ.get("GRADLAB_SPECIALISE", "1") != "0"
 #: The helpers of generic code that the code specialised for a call's shapes writes out.
-_SHAPE_HELPERS = ("gl.matmul_grad_", "gl.unbroadcast(", "gl.broadcast_like(")
+_SHAPE_HELPERS = ("gl.matmul_grad_", "gl.unbroadcast(", "gl.unbroadcast_to(", "gl.broadcast_like(")
 
 
 def _signature_key(args: tuple[Any, ...]) -> Any:

@@ -32,11 +32,12 @@ _BACKWARD = "── backward ──"
 class SavedValue:
     """One value the forward pass saves on every step of a loop.
 
-    ``name``: the variable pushed; ``stack``: the list it is pushed on; ``user_line`` and
-    ``user_text``: the line of the user's code that computes it (0 and "" where none);
-    ``push_line``: the generated line that pushes it; ``read_by``: the generated lines of the
-    backward pass that read it (line number, text). After :func:`measure`: ``steps`` (pushes),
-    ``shape``/``dtype`` (of the first value pushed), ``bytes_per_step`` and ``total_bytes``."""
+    ``name``: the variable pushed (``gl.shape(v)`` where only its shape is); ``stack``: the
+    list it is pushed on; ``user_line`` and ``user_text``: the line of the user's code that
+    computes it (0 and "" where none); ``push_line``: the generated line that pushes it;
+    ``read_by``: the generated lines of the backward pass that read it (line number, text).
+    After :func:`measure`: ``steps`` (pushes), ``shape``/``dtype`` (of the first value pushed),
+    ``bytes_per_step`` and ``total_bytes``."""
 
     name: str
     stack: str
@@ -128,10 +129,11 @@ def saved_values(source: Any, name: str) -> SavedReport:
                 and isinstance(node.value.func, ast.Attribute)
                 and node.value.func.attr == "append"
                 and isinstance(node.value.func.value, ast.Name)
-                and node.value.func.value.id in stacks and len(node.value.args) == 1
-                and isinstance(node.value.args[0], ast.Name)):
+                and node.value.func.value.id in stacks and len(node.value.args) == 1):
             stack = node.value.func.value.id
-            pushes.setdefault(stack, (node.value.args[0].id, node.lineno))
+            pushed = node.value.args[0]     # a value, or its shape: ``gl.shape(v)``
+            pushes.setdefault(stack, (pushed.id if isinstance(pushed, ast.Name)
+                                      else ast.unparse(pushed), node.lineno))
         if (isinstance(node, ast.Assign) and len(node.targets) == 1
                 and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call)
                 and isinstance(node.value.func, ast.Attribute) and node.value.func.attr == "pop"
@@ -175,9 +177,10 @@ def _code(text: str) -> str:
 
 def measure(df: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None
             ) -> SavedReport:
-    """Run ``df``'s generated code for these inputs once, and count what its forward pass
-    saved: pushes per stack, the first value's shape and dtype, bytes per step and in all."""
-    variant = df.variant_for(args)
+    """Run the generated code these inputs run (the variant specialised for their shapes,
+    where one is) once, and count what its forward pass saved: pushes per stack, the first
+    value's shape and dtype, bytes per step and in all."""
+    variant = df.running_variant(args)
     report = saved_values(variant.source, variant.name)
     stacks = [v.stack for v in report.values]
     if not stacks:
@@ -229,6 +232,8 @@ def measure(df: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None
 def _shape(x: Any) -> tuple[int, ...] | None:
     if isinstance(x, (int, float)):
         return ()
+    if isinstance(x, tuple) and all(type(d) is int for d in x):
+        return (len(x),)        # a saved shape (torch.Size too)
     shape = getattr(x, "shape", None)
     try:
         return tuple(int(d) for d in shape) if shape is not None else None
@@ -239,6 +244,8 @@ def _shape(x: Any) -> tuple[int, ...] | None:
 def _dtype(x: Any) -> str:
     if type(x) in (bool, int, float):
         return f"Python {type(x).__name__}"
+    if isinstance(x, tuple):
+        return "shape"
     dtype = getattr(x, "dtype", None)
     return str(getattr(dtype, "name", dtype)) if dtype is not None else type(x).__name__
 

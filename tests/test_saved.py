@@ -70,3 +70,34 @@ def test_saved_for_python_numbers_and_torch() -> None:
     assert [v.steps for v in tensor_report] == [v.steps for v in report]
     assert all(v.dtype == "torch.float64" or v.dtype.startswith("Python")
                for v in tensor_report)
+
+
+def test_the_rnn_saves_its_hidden_states_only() -> None:
+    """Issue 16's target on bench W3 (rnn_loss, 50 steps, hidden 64): the bytes saved are the
+    hidden states', as in the hand-written gradient (which keeps h0 and every new h; gradlab
+    keeps the last one in ``h`` itself, so one state fewer is on a stack). ``saved_for``
+    measures the code the call runs: specialised for these shapes, it needs no shape of
+    ``W @ h`` either."""
+    rng = np.random.default_rng(1)
+    W = rng.normal(size=(64, 64)) * (0.9 / 8)
+    xs, h0 = rng.normal(size=(50, 64)) * 0.5, rng.normal(size=64) * 0.1
+    df = gradlab.grad(rnn_loss)
+    report = df.saved_for(W, xs, h0)
+    taken = sum(1 for t in range(50) if t % 5 != 0)
+    assert report.names == ["h"]
+    assert report.total_bytes == taken * h0.nbytes
+    assert report.total_bytes <= (taken + 1) * h0.nbytes      # the hand-written gradient's
+    # the generic code (shapes unknown) saves the shape of W @ h, not the array
+    assert df.saved.names == ["gl.shape(Wh)", "h"]
+
+
+def test_a_saved_shape_is_measured_as_a_shape(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gradlab import api
+    W, xs, h0 = rnn_inputs(steps=10, hidden=4)
+    df = gradlab.grad(rnn_loss)
+    monkeypatch.setattr(api, "_SPECIALISING", False)    # the generic code runs
+    generic = gradlab.grad(rnn_loss)
+    report = generic.saved_for(W, xs, h0)
+    shape = next(v for v in report if v.name == "gl.shape(Wh)")
+    assert (shape.steps, shape.shape, shape.dtype) == (8, (1,), "shape")
+    np.testing.assert_allclose(generic(W, xs, h0), df(W, xs, h0))

@@ -10,7 +10,8 @@ the checks on the code as written and the generator of reverse or forward mode.
 - Loop-invariant code is hoisted (:mod:`.hoist`) in reverse mode when optimizing: a value a
   loop no longer recomputes is no longer saved on every iteration for the backward pass.
   Forward mode keeps its loops as written (it saves nothing, and its generated code is
-  unchanged by this stage on purpose).
+  unchanged by this stage on purpose). With it, an entry ``u[t]`` read twice in one step is
+  read once (:mod:`.cse`).
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from typing import Any, Callable
 
 from . import ir
 from .analyze import Activity
+from .cse import share_entries
 from .hoist import hoist
 from .ir import Assign, Op, OpKind
 from .naming import Names
@@ -46,6 +48,7 @@ def prepare(fn: ir.Function, names: Names, needs_own_name: NeedsOwnName, hoistin
     split_self_updates(fn.body, names, needs_own_name)
     if hoisting:
         hoist(fn.body)
+        share_entries(fn)
 
 
 def split_self_updates(stmts: list[ir.Stmt], names: Names, needs_own_name: NeedsOwnName) -> None:

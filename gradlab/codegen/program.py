@@ -48,7 +48,7 @@ from .resolve import Resolver
 from .reverse import Reverse, keeps_old_and_new
 from .rules import custom_rule_for
 from .ranks import Signature, infer_shapes
-from .saves import drop_stacks, list_names, unread_stacks
+from .saves import drop_stacks, list_names, save_shapes, shape_only_stacks, unread_stacks
 from .shapes import SCALAR, indexed_parameters, shape_classes, vector_facts
 from .textbook import Textbook, fill_spreads
 
@@ -278,14 +278,18 @@ class Program:
             shapes: dict[str, Any] | None = None, stacks: Any = ()) -> None:
         """A generated function, optimized (keeping the names in ``keep``; ``shapes``: a
         gradient's shape classes, for its product rewrites). ``stacks``: an adjoint's stacks;
-        those whose values its backward pass never reads are dropped (:mod:`.saves`)."""
+        those whose values its backward pass never reads are dropped, those it reads only for their
+        shape save the shape (:mod:`.saves`)."""
         if self.optimized:
             optimize(fn_def, keep, unit.user_names, shapes)                 # optimize
         unread = unread_stacks(fn_def, stacks, keep) if stacks else set()
         if unread:
             drop_stacks(fn_def, unread)
-            if self.optimized:   # what was computed only to be saved goes too
-                optimize(fn_def, keep, unit.user_names)
+        shaped = shape_only_stacks(fn_def, set(stacks) - unread, keep, GL) if stacks else {}
+        if shaped:
+            save_shapes(fn_def, shaped, GL)
+        if unread and self.optimized:   # what was computed only to be saved goes too
+            optimize(fn_def, keep, unit.user_names)
         self.defs.append(fn_def)
 
     def indexed(self) -> set[str]:

@@ -11,6 +11,10 @@ over its code (loops to a fixed point) finds, for each ``v = v_stack.pop()``, wh
 later statement can read that ``v`` before it is written again. A stack none of whose pops is
 read is dropped with its pushes, so the forward pass saves only what the backward pass reads
 (the optimizer then drops the values that were computed only to be pushed).
+
+A stack whose popped value is read only for its shape (``gl.unbroadcast(g, v)``, where shape
+classes could not prove it the identity) saves the shape instead: :func:`shape_only_stacks`
+finds those, :func:`save_shapes` rewrites them.
 """
 from __future__ import annotations
 
@@ -19,7 +23,7 @@ from typing import Iterable
 import gast
 
 from . import trees
-from .build import is_comment
+from .build import attr, call, is_comment, name
 
 
 class _Unknown(Exception):
@@ -46,6 +50,104 @@ def unread_stacks(fn: gast.FunctionDef, stacks: Iterable[str], live_at_exit: set
     except _Unknown:
         return set()
     return {s for s in candidates if not any(id(p) in read for p in pops.get(s, []))}
+
+
+def shape_only_stacks(fn: gast.FunctionDef, stacks: Iterable[str], live_at_exit: set[str],
+                      gl: str = "gl") -> dict[str, str]:
+    """The stacks of ``stacks`` whose popped value the backward pass reads only for its shape
+    (``gl.unbroadcast(g, v)``: the sum back to ``v``'s shape), each with the name it pops.
+
+    Found on one trial copy for all of them, where every such read of ``v`` reads a new name
+    and the pops assign it instead of ``v``: a stack qualifies where ``v`` is never live after
+    one of its pops (nothing else reads the popped value) and the new name is not live at the
+    function's entry (every read renamed sees a popped value, not an older ``v`` of the forward
+    pass). Each name is followed on its own: one liveness pass answers for all."""
+    shaped: set[str] = set()
+    popped: dict[str, set[str]] = {}
+    for node in trees.walk(fn):
+        read = _shape_read(node, gl)
+        if read is not None:
+            shaped.add(read)
+        pop = _popped(node)
+        if pop is not None:
+            popped.setdefault(pop[0], set()).add(pop[1])
+    values = {s: next(iter(v)) for s, v in popped.items() if len(v) == 1 and v <= shaped}
+    once = [v for v in values.values()]
+    values = {s: v for s, v in values.items() if once.count(v) == 1}
+    candidates = _only_pushed_and_popped(fn, set(stacks) & set(values))
+    if not candidates:
+        return {}
+    trial = trees.clone(fn)
+    taken = _names(trial)
+    shapes = {s: _fresh(taken, values[s] + "_shape") for s in sorted(candidates)}
+    _rename_shape_reads(trial, {values[s]: shapes[s] for s in candidates}, gl)
+    for node in trees.walk(trial):
+        pop = _popped(node)
+        if pop is not None and pop[0] in candidates:
+            node.targets[0].id = shapes[pop[0]]
+    liveness = _Liveness(live_at_exit, {s: values[s] for s in candidates})
+    try:
+        live = liveness.block(trial.body, set(live_at_exit), None)
+    except _Unknown:
+        return {}
+    return {s: values[s] for s in sorted(candidates)
+            if s not in liveness.needed and shapes[s] not in live}
+
+
+def save_shapes(fn: gast.FunctionDef, stacks: dict[str, str], gl: str = "gl") -> None:
+    """Rewrite the stacks of :func:`shape_only_stacks`: ``v_shape_stack.append(gl.shape(v))``
+    where ``v_stack.append(v)`` was, ``v_shape = v_shape_stack.pop()`` and
+    ``gl.unbroadcast_to(g, v_shape)`` for ``gl.unbroadcast(g, v)``: a tuple a step, not an
+    array."""
+    if not stacks:
+        return
+    taken = _names(fn)
+    shapes = {s: _fresh(taken, v + "_shape") for s, v in sorted(stacks.items())}
+    renamed = {s: _fresh(taken, shapes[s] + "_stack") for s in sorted(stacks)}
+    _rename_shape_reads(fn, {v: shapes[s] for s, v in stacks.items()}, gl)
+    for node in trees.walk(fn):
+        pop = _popped(node)
+        if pop is not None and pop[0] in stacks:
+            node.targets[0].id = shapes[pop[0]]
+        pushed = _pushed(node)
+        if pushed is not None and pushed in stacks:
+            node.value.args[0] = call(attr(gl, "shape"), [node.value.args[0]])
+        if isinstance(node, gast.Name) and node.id in stacks:
+            node.id = renamed[node.id]
+
+
+def _shape_read(node: gast.AST, gl: str) -> str | None:
+    """``v`` for ``gl.unbroadcast(g, v)``: a read of ``v``'s shape only."""
+    if (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
+            and node.func.attr == "unbroadcast" and isinstance(node.func.value, gast.Name)
+            and node.func.value.id == gl and len(node.args) == 2 and not node.keywords
+            and isinstance(node.args[1], gast.Name)):
+        return node.args[1].id
+    return None
+
+
+def _rename_shape_reads(fn: gast.FunctionDef, shapes: dict[str, str], gl: str) -> None:
+    """Each ``gl.unbroadcast(g, v)`` of a ``v`` in ``shapes`` made
+    ``gl.unbroadcast_to(g, shapes[v])``."""
+    for node in trees.walk(fn):
+        v = _shape_read(node, gl)
+        if v is not None and v in shapes:
+            node.func.attr = "unbroadcast_to"
+            node.args[1] = name(shapes[v])
+
+
+def _names(fn: gast.FunctionDef) -> set[str]:
+    return {n.id for n in trees.walk(fn) if isinstance(n, gast.Name)}
+
+
+def _fresh(taken: set[str], wanted: str) -> str:
+    """``wanted``, or ``wanted2``... if taken; taken from then on."""
+    out, n = wanted, 1
+    while out in taken:
+        n += 1
+        out = f"{wanted}{n}"
+    taken.add(out)
+    return out
 
 
 def drop_stacks(fn: gast.FunctionDef, dropped: set[str]) -> None:
@@ -169,9 +271,13 @@ class _Liveness:
     again. Loops are followed to a fixed point (the sets only grow, within the function's
     names, so it ends); ``popped_and_read`` collects the pops whose value is live after them."""
 
-    def __init__(self, live_at_exit: set[str]) -> None:
+    def __init__(self, live_at_exit: set[str], watch: dict[str, str] | None = None) -> None:
         self.exit = set(live_at_exit)
         self.read_pops: set[int] = set()
+        #: stack -> a name: the stacks after one of whose pops that name is live (its pops
+        #: assign another name; see shape_only_stacks)
+        self.watch = watch or {}
+        self.needed: set[str] = set()
 
     def popped_and_read(self, body: list[gast.stmt]) -> set[int]:
         self.block(body, set(self.exit), None)
@@ -191,6 +297,8 @@ class _Liveness:
             popped = _popped(s)
             if popped is not None and popped[1] in live:
                 self.read_pops.add(id(s))
+            if popped is not None and self.watch.get(popped[0], "") in live:
+                self.needed.add(popped[0])
             kills: set[str] = set()
             reads = _reads(s.value)
             for t in s.targets:

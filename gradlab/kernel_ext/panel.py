@@ -1,7 +1,8 @@
 """The ``%%grad`` panel: a header saying which version runs, the highlighted backward code, an
 editor with Recompile (and Recompile & Run, Reset), a backend and device selector with Run,
 and where it ran, how long it took and how the gradient compares; tabs that step through the
-backward pass and draw the graph of the version that runs.
+backward pass, draw the graph of the version that runs, and list what it saves for its backward
+pass (each value, the line that computes it, the lines that read it, its size after a run).
 
 A :class:`GradPanel` is a view of a :class:`gradlab.workbench.session.GradSession`. Its methods
 (``recompile``, ``run``, ``reset``, ``check_exercise``...) and state (``editor_text``,
@@ -53,6 +54,7 @@ class GradPanel:
         self._version_shown: Any = session.active
         self._hidden_shown: bool | None = None
         self._last_run_end = 0.0
+        self._saved_shown: tuple[Any, str] = (None, "")    # (what it shows, its markup)
         self._id = next(_ids)
         session.listeners.append(self._refresh)
 
@@ -169,6 +171,35 @@ class GradPanel:
             return g.html() + legend
         except Exception as e:  # a graph is a bonus: never let it break the panel
             return f"<pre>{html.escape(f'no graph: {type(e).__name__}: {e}')}</pre>"
+
+    def saved_report(self) -> Any:
+        """What the active version saves for its backward pass (``df.saved``, see
+        :mod:`gradlab.saved`); once that version has run, measured on the run's inputs (shape,
+        dtype and bytes of each value, the total): the gradient runs once more to count."""
+        active = self.session.active
+        s = self.session
+        if s.args is not None and s.results and not s.stale:
+            try:
+                return active.saved_for(*s.args)
+            except Exception:    # inputs the measuring run cannot take: the names still show
+                pass
+        return active.saved
+
+    def saved_html(self) -> str:
+        """The "saved" tab: :meth:`saved_report` as a table (hidden in an unsolved exercise:
+        it quotes the backward lines)."""
+        if self.hidden:
+            return HIDDEN
+        key = (self.session.active, self.session.results, self.session.stale)
+        if self._saved_shown[0] is None or any(a is not b for a, b in zip(key,
+                                                                          self._saved_shown[0])):
+            try:
+                markup = views.saved_html(self.saved_report())
+            except Exception as e:  # a bonus: never let it break the panel
+                markup = views.pre(f"no table of saved values: {type(e).__name__}: {e}",
+                                   views.RED)
+            self._saved_shown = (key, markup)
+        return self._saved_shown[1]
 
     @property
     def _graph_prefix(self) -> str:
@@ -297,8 +328,10 @@ class GradPanel:
         self.result = self._html(self._result_html())
         self.result.add_class("gradlab-result")
         not_yet = self._html()      # each tab but the code's, until it is first opened
-        titles = ["code", "exercise" if self.exercise else "edit", "step through", "graph"]
-        self.tabs = w.Tab(children=[self.code, not_yet, not_yet, not_yet], titles=titles,
+        titles = ["code", "exercise" if self.exercise else "edit", "step through", "graph",
+                  "saved"]
+        self.tabs = w.Tab(children=[self.code, not_yet, not_yet, not_yet, not_yet],
+                          titles=titles,
                           layout=self._plain)
         self.tabs.observe(self._on_tab, names="selected_index")
         controls = w.HBox([self.backend_select, self.device_select, self.run_button],
@@ -443,6 +476,8 @@ class GradPanel:
             self._step_page()
         elif index == 3:
             self._graph_page()
+        elif index == 4:
+            self._saved_page()
 
     def _step_page(self) -> None:
         import ipywidgets as w
@@ -471,6 +506,13 @@ class GradPanel:
         self._graph_lit = lit
         self._pages[3] = box
         self._set_page(3, box)
+
+    def _saved_page(self) -> None:
+        view = self._html(self.saved_html())
+        view.add_class("gradlab-saved-view")
+        self._saved_view = view
+        self._pages[4] = view
+        self._set_page(4, view)
 
     def _on_step(self) -> None:
         """The stepper moved: light up its step on the graph."""
@@ -513,6 +555,8 @@ class GradPanel:
             self.run_button.tooltip = self._run_tooltip()
         self.backend_select.disabled = self.device_select.disabled = busy or hidden
         self.result.value = self._result_html()
+        if 4 in self._pages and not busy:
+            self._saved_view.value = self.saved_html()
         if self._twin is not None:
             self._twin.update()
 

@@ -1,6 +1,7 @@
 """HTML for what a panel says: its header, a run's results, a check table, the comparison of
-several frameworks, an edit's status and diff. Plain functions of a session's state, shared by
-the live widget and the static view a saved notebook keeps; no widgets here."""
+several frameworks, an edit's status and diff, what a gradient saves for its backward pass.
+Plain functions of a session's state, shared by the live widget and the static view a saved
+notebook keeps; no widgets here."""
 from __future__ import annotations
 
 import html
@@ -122,6 +123,43 @@ def check_html(report: Any) -> str:
             f"{html.escape(c)}</td>" for last, c in zip((0, 0, 0, 0, 1), cells)) + "</tr>")
     return (f"<table class='gradlab-check' style='{TABLE};margin-top:4px'>"
             f"<tr>{head}</tr>{''.join(rows)}</table>")
+
+
+def saved_html(report: Any) -> str:
+    """What a gradient saves for its backward pass (a :class:`gradlab.saved.SavedReport`): one
+    row per saved value, with the line of the user's code that computes it and the backward
+    lines that read it; once measured on a run's inputs, its shape, dtype, bytes per step,
+    steps and bytes, and the total."""
+    if not report.values:
+        return pre(f"{report.function} saves nothing for its backward pass", GREY,
+                   "gradlab-saved-none")
+    cell = "padding:1px 10px 1px 0;text-align:left;vertical-align:top;font-family:monospace;" \
+           "font-size:12px"
+    heads = ["saved", "computed at (your line)", "read by (backward lines)", "shape", "dtype",
+             "bytes/step", "steps", "bytes"]
+    head = "".join(f"<th style='{cell};white-space:nowrap'>{h}</th>" for h in heads)
+    rows = []
+    for v in report.values:
+        where = f"{v.user_line}: {v.user_text}" if v.user_line else "-"
+        reads = "<br>".join(html.escape(f"{n}: {t}") for n, t in v.read_by) or "-"
+        if report.measured:
+            sizes = [str(v.shape), str(v.dtype), "-" if v.bytes_per_step is None
+                     else f"{v.bytes_per_step:g}", str(v.steps), str(v.total_bytes)]
+        else:
+            sizes = ["", "", "", "", ""]
+        cells = [html.escape(v.name), html.escape(where), reads] + [
+            html.escape(c) for c in sizes]
+        rows.append("<tr class='gradlab-saved-row'>" + "".join(
+            f"<td style='{cell};white-space:{'normal' if i == 2 else 'nowrap'}'>{c}</td>"
+            for i, c in enumerate(cells)) + "</tr>")
+    if report.measured:
+        foot = pre(f"total: {report.total_bytes} bytes saved for the backward pass",
+                   css_class="gradlab-saved-total")
+    else:
+        foot = pre("Run to see each value's shape, dtype and bytes, and the total", GREY,
+                   "gradlab-saved-total")
+    return (f"<table class='gradlab-saved' style='{TABLE}'><tr>{head}</tr>{''.join(rows)}"
+            f"</table>{foot}")
 
 
 def status_html(session: GradSession, bound_name: str | None) -> str:

@@ -376,6 +376,7 @@ TABLE: list[Primitive] = [
     # --- helpers that only gradient code calls ----------------------------------------------
     prim("sum_to", "(x, shape)", TENSOR_ONLY, linear=(0,)),
     prim("unbroadcast", "(x, like)", GRADIENT_CODE, linear=(0,)),
+    prim("unbroadcast_to", "(x, shape)", GRADIENT_CODE, linear=(0,)),
     prim("broadcast_like", "(g, x)", HELPER),
     prim("matmul_grad_x", "(dz, x, y)", HELPER, linear=(0, 2)),
     prim("matmul_grad_y", "(dz, x, y)", HELPER, linear=(0, 1)),

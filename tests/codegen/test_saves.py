@@ -16,7 +16,7 @@ import pytest
 import gradlab
 from gradlab import examples
 from gradlab.codegen import trees
-from gradlab.codegen.saves import drop_stacks, unread_stacks
+from gradlab.codegen.saves import drop_stacks, save_shapes, shape_only_stacks, unread_stacks
 from tests.codegen.corpus import CORPUS, Case
 
 
@@ -177,6 +177,105 @@ def _unread(source: str, value_name: str | None) -> list[str]:
     return found
 
 
+# --- a value read only for its shape saves its shape ---------------------------------------
+SHAPE_ONLY = """
+    def f(x):
+        a_stack = []
+        for i in range(3):
+            a = x * i
+            a_stack.append(a)
+        d = 1.0
+        for i in reversed(range(3)):
+            a = a_stack.pop()
+            d = gl.unbroadcast(d, a)
+        return d
+"""
+
+
+def test_a_value_read_only_for_its_shape_saves_its_shape() -> None:
+    fn = parse(SHAPE_ONLY)
+    assert shape_only_stacks(fn, {"a_stack"}, set()) == {"a_stack": "a"}
+    save_shapes(fn, {"a_stack": "a"})
+    code = gast.unparse(fn) if hasattr(gast, "unparse") else __import__("ast").unparse(
+        gast.gast_to_ast(fn))
+    assert "a_shape_stack.append(gl.shape(a))" in code
+    assert "a_shape = a_shape_stack.pop()" in code
+    assert "d = gl.unbroadcast_to(d, a_shape)" in code
+    assert "a_stack" not in code.replace("a_shape_stack", "")
+
+
+def test_a_value_read_also_for_its_value_keeps_the_value() -> None:
+    fn = parse(SHAPE_ONLY.replace("d = gl.unbroadcast(d, a)", "d = gl.unbroadcast(d, a) * a"))
+    assert shape_only_stacks(fn, {"a_stack"}, set()) == {}
+
+
+def test_a_shape_read_that_may_see_the_forward_value_keeps_the_value() -> None:
+    """The first backward iteration reads the shape of the forward pass's last ``a``, before
+    any pop: that read would see no saved shape."""
+    fn = parse(SHAPE_ONLY.replace("""a = a_stack.pop()
+            d = gl.unbroadcast(d, a)""", """d = gl.unbroadcast(d, a)
+            a = a_stack.pop()"""))
+    assert shape_only_stacks(fn, {"a_stack"}, set()) == {}
+
+
+def test_the_rnn_saves_the_shape_of_w_at_h_not_the_array() -> None:
+    """In the generic code (shapes unknown), ``W @ h`` is read back only by
+    ``gl.unbroadcast``: its shape is saved. The code specialised for the call's shapes needs
+    neither (see tests/test_saved.py)."""
+    source = gradlab.grad(examples.rnn_loss).source
+    assert "Wh_shape_stack.append(gl.shape(Wh))" in source
+    assert "gl.unbroadcast_to(dWh_plus_xs_t, Wh_shape)" in source
+    assert "Wh_stack" not in source
+
+
+@pytest.mark.parametrize("framework", ["numpy", "torch", "tensorflow", "jax"])
+def test_a_saved_shape_gives_the_same_gradients(framework: str, monkeypatch: pytest.MonkeyPatch
+                                                ) -> None:
+    """The generic code (specialising off) of a loop that saves shapes: grad, jvp and hvp
+    against central finite differences."""
+    from gradlab import api
+    monkeypatch.setattr(api, "_SPECIALISING", False)
+    rng = np.random.default_rng(2)
+    W, xs, h0 = rng.normal(size=(3, 3)) * 0.4, rng.normal(size=(6, 3)), rng.normal(size=3)
+    f = examples.rnn_loss
+    v = rng.normal(size=(3, 3))
+    eps = 1e-6
+
+    def fd(fun: object, x: np.ndarray, direction: np.ndarray) -> object:
+        return (fun(x + eps * direction) - fun(x - eps * direction)) / (2 * eps)  # type: ignore
+
+    numeric = np.array([fd(lambda w: f(w, xs, h0), W, e.reshape(3, 3))
+                        for e in np.eye(9)]).reshape(3, 3)
+    convert = _converter(framework)
+    df, jvp, hvp = gradlab.grad(f), gradlab.jvp(f), gradlab.hvp(f)
+    assert "gl.unbroadcast_to(" in df.source and "gl.unbroadcast_to(" in hvp.source
+    args = tuple(convert(a) for a in (W, xs, h0))
+    np.testing.assert_allclose(_numpy(df(*args)), numeric, rtol=1e-5, atol=1e-8)
+    tangent = jvp(*args, convert(v))
+    value = tangent[1] if isinstance(tangent, tuple) else tangent
+    np.testing.assert_allclose(float(_numpy(value)), np.sum(numeric * v), rtol=1e-5)
+    grad_w = gradlab.grad(f)
+    numeric_hvp = fd(lambda w: np.asarray(grad_w(w, xs, h0)), W, v)
+    np.testing.assert_allclose(_numpy(hvp(*args, convert(v))), numeric_hvp, rtol=1e-4,
+                               atol=1e-7)
+
+
+def _converter(framework: str) -> object:
+    if framework == "numpy":
+        return lambda a: a
+    mod = pytest.importorskip({"torch": "torch", "tensorflow": "tensorflow",
+                               "jax": "jax.numpy"}[framework])
+    if framework == "torch":
+        return lambda a: mod.tensor(a)
+    if framework == "tensorflow":
+        return lambda a: mod.constant(a)
+    return lambda a: mod.asarray(a)
+
+
+def _numpy(x: object) -> np.ndarray:
+    return np.asarray(x.numpy() if hasattr(x, "numpy") else x)
+
+
 CASES = list(CORPUS) + [Case(examples.rnn_loss, ()), Case(examples.mlp_loss, ())]
 
 
@@ -186,6 +285,18 @@ def test_no_generated_function_pushes_a_value_it_never_reads(case: Case) -> None
         assert stacks_of(gast.parse(source).body[0]) is not None
         unread = _unread(source, value_name)
         assert not unread, f"{case.name} {mode} pushes values it never reads: {unread}\n{source}"
+        shapes = _shape_only(source, value_name)
+        assert not shapes, f"{case.name} {mode} saves values read only for their shape: {shapes}"
+
+
+def _shape_only(source: str, value_name: str | None) -> list[str]:
+    found = []
+    for fn in gast.parse(source).body:
+        if isinstance(fn, gast.FunctionDef):
+            exit_live = {value_name} if value_name else set()
+            found += [f"{fn.name}: {s}" for s in sorted(shape_only_stacks(fn, stacks_of(fn),
+                                                                          exit_live))]
+    return found
 
 
 def test_the_corpus_has_loops_that_save() -> None:

@@ -262,7 +262,52 @@ def test_tabs_other_than_the_code_are_built_when_first_opened(panel):
     box = panel.tabs.children[3]
     view = box.children[0]
     assert "gradlab-graph-view" in view._dom_classes and view.value == panel.graph_html()
-    assert panel.tabs.titles == ("code", "edit", "step through", "graph")
+    assert panel.tabs.titles == ("code", "edit", "step through", "graph", "saved")
+    panel.tabs.selected_index = 4
+    view = panel.tabs.children[4]
+    assert "gradlab-saved-view" in view._dom_classes and view.value == panel.saved_html()
+
+
+def test_the_saved_tab_lists_each_saved_value_and_after_a_run_its_bytes():
+    """Issue 16: the values the backward pass reads, where they come from, what reads them,
+    their size per step and in all (an RNN: its hidden state on each step taken)."""
+    from gradlab.examples import rnn_loss
+    rng = np.random.default_rng(0)
+    W3, xs, h0 = rng.normal(size=(4, 4)) * 0.3, rng.normal(size=(10, 4)), rng.normal(size=4)
+    panel = gradlab.show(gradlab.grad(rnn_loss), W3, xs, h0)
+    panel.widget
+    panel.tabs.selected_index = 4
+    shown = text_of(panel.tabs.children[4].value)
+    report = panel.saved_report()
+    assert report.measured and report.names == ["h"] == [v.name for v in panel.session.df.saved
+                                                          if v.name == "h"]
+    h = report[0]
+    assert "h = np.tanh(W @ h + xs[t])" in shown and f"{h.user_line}: " in shown
+    lines = panel.session.source.splitlines()
+    for number, text in h.read_by:       # the backward lines, as the code tab numbers them
+        assert f"{number}: {text}" in shown and lines[number - 1].strip() == text
+    assert "(4,)" in shown and "float64" in shown and "32" in shown     # 4 float64 a step
+    assert "total: 256 bytes saved for the backward pass" in shown      # 8 steps taken of 10
+
+
+def test_the_saved_tab_before_a_run_and_after_an_edit():
+    from gradlab.examples import rnn_loss
+    panel = gradlab.show(gradlab.grad(rnn_loss))         # no inputs: names and lines only
+    panel.widget
+    panel.tabs.selected_index = 4
+    shown = text_of(panel.tabs.children[4].value)
+    assert "h = np.tanh(W @ h + xs[t])" in shown and "Run to see" in shown
+    assert "gl.shape(Wh)" in shown       # the generic code saves only the shape of W @ h
+    edited = panel.session.source.replace("h_stack.append(h)", "h_stack.append(h)  # kept")
+    assert panel.recompile(edited)
+    assert "h = np.tanh(W @ h + xs[t])" in text_of(panel.tabs.children[4].value)
+
+
+def test_the_saved_tab_hides_the_backward_lines_in_an_exercise():
+    panel = gradlab.show(gradlab.grad(loss), W, X, exercise=True)
+    panel.widget
+    panel.tabs.selected_index = 4
+    assert panel.tabs.children[4].value == panel.saved_html() and "hidden" in panel.saved_html()
 
 
 def test_a_failed_recompile_opens_its_message_in_the_edit_tab(panel):

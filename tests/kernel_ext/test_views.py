@@ -8,7 +8,7 @@ import numpy as np
 
 import gradlab
 from gradlab.kernel_ext.views import (check_html, diff_html, header_html, pre, results_html,
-                                      status_html)
+                                      saved_html, status_html)
 from gradlab.workbench.session import GradSession
 
 
@@ -66,3 +66,20 @@ def test_status_and_diff_after_an_edit_and_after_a_broken_one() -> None:
     broken = status_html(s, "dloss")
     assert broken.startswith('<pre class="gradlab-status-line"') and "✗ " in broken
     assert "still running: your previous edit (" in broken
+
+
+def test_the_saved_values_table() -> None:
+    from gradlab.examples import rnn_loss
+    rng = np.random.default_rng(0)
+    args = rng.normal(size=(3, 3)) * 0.3, rng.normal(size=(5, 3)), rng.normal(size=3)
+    df = gradlab.grad(rnn_loss)
+    plain = re.sub(r"<[^>]+>", " ", saved_html(df.saved))
+    assert "h = np.tanh(W @ h + xs[t])" in plain and "Run to see" in plain
+    measured = saved_html(df.saved_for(*args))
+    assert measured.count("class='gradlab-saved-row'") == 1     # h only, for these shapes
+    assert "total: 96 bytes" in measured                         # 4 steps of 3 float64
+
+
+def test_a_gradient_that_saves_nothing_says_so() -> None:
+    markup = saved_html(gradlab.grad(loss).saved)
+    assert "saves nothing for its backward pass" in markup

@@ -465,6 +465,11 @@ for _shape in ((3, 4), (3, 1), (1, 4), (2, 1, 4), (2, 3, 4), (4,), (1,), (), (1,
 case("unbroadcast", Lazy(lambda dt: A(np.full((), 2.0, dt))),
      Lazy(lambda dt: A(np.zeros((3, 4), dt))), ref=lambda x, like: np.broadcast_to(x, like.shape),
      id="0-d into (3, 4)")
+# the same with only ``like``'s shape saved (codegen/saves.py); a Python number stays one
+for _shape in ((3, 4), (3, 1), (1, 4), (4,), ()):
+    case("unbroadcast_to", _X234, _shape, ref=_sum_to_ref, id=f"to {_shape}")
+case("unbroadcast_to", Lazy(lambda dt: A(np.full((), 2.0, dt))), (3, 4),
+     ref=lambda x, shape: np.broadcast_to(x, shape), id="0-d into (3, 4)")
 for _x, _reps in ((F(3), 2), (F(2, 3), (2, 1)), (F(2, 3), (2, 1, 1)), (_X234, (1, 2)),
                   (F(2, 3), 3)):
     case("tile", _x, _reps, traced=_reps == (2, 1, 1))

@@ -504,6 +504,11 @@ def unbroadcast(y, x, like):
     y_dot = gl.unbroadcast(x_dot, like)
 
 
+@tangent("unbroadcast_to")
+def unbroadcast_to(y, x, shape):
+    y_dot = gl.unbroadcast_to(x_dot, shape)
+
+
 @tangent("broadcast_like")
 def broadcast_like(y, g, x):
     y_dot = gl.broadcast_like(g_dot, x)

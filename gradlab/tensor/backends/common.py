@@ -174,6 +174,20 @@ def unbroadcast(x: Any, like: Any) -> Any:
     return gl.sum_to(x, target)
 
 
+def unbroadcast_to(x: Any, shape: Any) -> Any:
+    """``unbroadcast(x, like)`` where the forward pass saved only ``like``'s shape (see
+    codegen/saves.py). A Python number (an adjoint that is zero so far) stays one: it stands
+    for itself everywhere in that shape, as the generated code's ``0.0`` adjoints do, and
+    there is no ``like`` to give it a dtype; a 0-d array is spread in its own dtype."""
+    have = gl.shape(x)
+    target = tuple(shape)
+    if have == target or isinstance(x, _NUMBERS):
+        return x
+    if not have:
+        return gl.broadcast_to(x, target)
+    return gl.sum_to(x, target)
+
+
 def norm(x: Any, ord: Any = None, axis: Any = None, *, keepdims: bool = False) -> Any:
     if ord is None or ord == 2 or ord == "fro":
         return gl.sqrt(gl.sum(x * x, axis=axis, keepdims=keepdims))
@@ -269,9 +283,10 @@ def dtype(x: Any) -> _dtypes.DType:
 #: primitive name -> its generic formula, used where a backend has no version of its own
 GENERIC: dict[str, Callable[..., Any]] = dict(
     logsumexp=logsumexp, logsumexp_shift=logsumexp_shift, softmax=softmax,
-    log_softmax=log_softmax, hypot=hypot, builtin_round=builtin_round, rsqrt=rsqrt, squared_difference=squared_difference,
-    sigmoid=sigmoid, softplus=softplus, relu=relu, sum_to=sum_to,
-    unbroadcast=unbroadcast, norm=norm, linalg_norm=linalg_norm, atleast_1d=atleast_1d,
+    log_softmax=log_softmax, hypot=hypot, builtin_round=builtin_round, rsqrt=rsqrt,
+    squared_difference=squared_difference, sigmoid=sigmoid, softplus=softplus, relu=relu,
+    sum_to=sum_to, unbroadcast=unbroadcast, unbroadcast_to=unbroadcast_to, norm=norm,
+    linalg_norm=linalg_norm, atleast_1d=atleast_1d,
     atleast_2d=atleast_2d, atleast_3d=atleast_3d, crossentropy=crossentropy,
     kl_div_with_logits=kl_div_with_logits, flatten=flatten, unstack=unstack, std=std,
     dtype=dtype)
