@@ -96,16 +96,26 @@ def _minimum(a: Any, b: Any) -> Any:
     return a if a <= b or a != a else b
 
 
-#: binary primitives on two numbers (``np.maximum(v, 0.5)`` where ``v`` is still 0.5)
+def _floor_divide(a: Any, b: Any) -> Any:
+    return a // b if b else np.floor_divide(a, b)   # NumPy's at 0: inf/nan, 0 for ints
+
+
+def _mod(a: Any, b: Any) -> Any:
+    return a % b if b else np.remainder(a, b)   # the divisor's sign, as NumPy; NumPy's at 0
+
+
+#: binary primitives on two numbers (``np.maximum(v, 0.5)`` where ``v`` is still 0.5;
+#: ``np.remainder(1.5, v)``, whose forward rule reads ``floor_divide(1.5, v)``)
 SCALAR_BINARY: dict[str, Callable[[Any, Any], Any]] = dict(
-    maximum=_maximum, minimum=_minimum, arctan2=math.atan2)
+    maximum=_maximum, minimum=_minimum, arctan2=math.atan2, hypot=math.hypot,
+    floor_divide=_floor_divide, mod=_mod)
 
 
 def binary_first(name: str, array_fn: Callable[..., Any]) -> Callable[..., Any]:
     """``array_fn`` unless both arguments are Python (or NumPy) numbers: then a Python float,
     or an int for the larger or smaller of two ints (``range(np.minimum(len(x), len(y)))``)."""
     scalar_fn = SCALAR_BINARY[name]
-    keeps_ints = name != "arctan2"
+    keeps_ints = name not in ("arctan2", "hypot")
 
     @functools.wraps(array_fn)
     def op(x: Any, y: Any) -> Any:
