@@ -81,7 +81,8 @@ def reduction_first(name: str, array_fn: Callable[..., Any]) -> Callable[..., An
     def op(x: Any, axis: Any = None, **kwargs: Any) -> Any:
         if type(x) in NUMBERS and axis is None and not kwargs.get("ddof"):
             return scalar_fn(x)
-        return array_fn(x, axis, **kwargs)
+        # without keywords (the common call) no dict is unpacked into the call
+        return array_fn(x, axis, **kwargs) if kwargs else array_fn(x, axis)
     return op
 
 

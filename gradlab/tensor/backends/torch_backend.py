@@ -136,6 +136,8 @@ def outer(x: Any, y: Any) -> Any:
 def sum(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
     if axis is None:
         return torch.sum(x, None, keepdim=True) if keepdims else torch.sum(x)
+    if type(axis) is int:     # the common call, first: no tuple compare, no _dims frame
+        return torch.sum(x, axis, keepdim=True) if keepdims else torch.sum(x, axis)
     if axis == ():
         return torch.sum(x[None], 0)
     return torch.sum(x, _dims(axis), keepdim=True) if keepdims else torch.sum(x, _dims(axis))
