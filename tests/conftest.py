@@ -75,6 +75,19 @@ def to_numpy(value):
     return np.asarray(value)
 
 
+def central_difference(f, x: np.ndarray, *rest, eps: float = 1e-6) -> np.ndarray:
+    """The derivative of ``f(x, *rest)`` (a number, or a 0-d value of any framework) with
+    respect to the NumPy array ``x``, by central differences entry by entry: the outside
+    opinion every gradient test compares with."""
+    g = np.zeros_like(x)
+    for idx in np.ndindex(x.shape):
+        up, down = x.copy(), x.copy()
+        up[idx] += eps
+        down[idx] -= eps
+        g[idx] = (float(to_numpy(f(up, *rest))) - float(to_numpy(f(down, *rest)))) / (2 * eps)
+    return g
+
+
 def import_path(path: str):
     """The object a dotted path names (``numpy.linalg.norm``, ``torch.Tensor.var``): the
     longest importable module prefix, then attributes."""

@@ -9,7 +9,7 @@ import pytest
 
 import gradlab
 from gradlab.errors import GradlabSyntaxError
-from tests.conftest import require, to_framework, to_numpy
+from tests.conftest import central_difference, require, to_framework, to_numpy
 
 
 def squares(x):
@@ -67,15 +67,6 @@ X = np.array([0.5, -1.2, 2.0])
 M = np.arange(9.0).reshape(3, 3) / 5 + 0.1
 
 
-def central(f, x, eps=1e-6):
-    g = np.zeros_like(x)
-    for idx in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[idx] = eps
-        g[idx] = (f(x + e) - f(x - e)) / (2 * eps)
-    return g
-
-
 def cases():
     return [pytest.param(f, X, id=f.__name__) for f in CASES] + [
         pytest.param(matrix_of_products, M, id="matrix_of_products")]
@@ -84,7 +75,7 @@ def cases():
 @pytest.mark.parametrize("f, x", cases())
 def test_grad_and_jvp_on_every_backend(f, x, framework):
     require(framework)
-    expected = central(f, x)
+    expected = central_difference(f, x)
     g = gradlab.grad(f)(to_framework(x, framework))
     np.testing.assert_allclose(to_numpy(g), expected, rtol=1e-6, atol=1e-6)
     v = np.linspace(0.2, 1.0, x.size).reshape(x.shape)

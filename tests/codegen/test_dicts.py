@@ -9,7 +9,7 @@ import pytest
 
 import gradlab
 from gradlab.errors import GradlabSyntaxError
-from tests.conftest import require, to_framework, to_numpy
+from tests.conftest import central_difference, require, to_framework, to_numpy
 
 
 def literal_reads(x):
@@ -79,19 +79,10 @@ CASES = [literal_reads, stores_and_updates, nested, built_empty, in_a_branch, ho
 X = np.array([0.5, -0.4, 0.8])
 
 
-def central(f, x, eps=1e-6):
-    g = np.zeros_like(x)
-    for idx in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[idx] = eps
-        g[idx] = (f(x + e) - f(x - e)) / (2 * eps)
-    return g
-
-
 @pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
 def test_grad_jvp_and_hvp_on_every_backend(f, framework):
     require(framework)
-    expected = central(f, X)
+    expected = central_difference(f, X)
     g = gradlab.grad(f)(to_framework(X, framework))
     np.testing.assert_allclose(to_numpy(g), expected, rtol=1e-6, atol=1e-6)
     v = np.array([0.2, -0.7, 1.0])

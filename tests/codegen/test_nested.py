@@ -8,7 +8,7 @@ import pytest
 import gradlab
 from gradlab.errors import GradlabSyntaxError
 from gradlab.tensor import FRAMEWORKS
-from tests.conftest import require, to_framework, to_numpy
+from tests.conftest import central_difference, require, to_framework, to_numpy
 
 
 def iterated(a, n):
@@ -31,16 +31,6 @@ def with_helpers(x, w):
     return np.sum(scale(h) + scale(h, 3.0))
 
 
-def _central(f, x: np.ndarray, *rest: object, eps: float = 1e-6) -> np.ndarray:
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        up, down = x.copy(), x.copy()
-        up[i] += eps
-        down[i] -= eps
-        g[i] = (f(up, *rest) - f(down, *rest)) / (2 * eps)
-    return g
-
-
 def test_a_helper_defined_inside_is_a_subroutine_of_the_generated_code() -> None:
     g = gradlab.grad(iterated)
     assert g(0.5, 3) == pytest.approx(8 * 0.5 ** 7)
@@ -55,7 +45,7 @@ def test_helpers_defined_inside_in_every_mode(framework: str) -> None:
     w = np.random.RandomState(1).randn(3, 3)
     fx, fw = to_framework(x, framework), to_framework(w, framework)
     g = to_numpy(gradlab.grad(with_helpers)(fx, fw))
-    np.testing.assert_allclose(g, _central(with_helpers, x, w), atol=1e-6)
+    np.testing.assert_allclose(g, central_difference(with_helpers, x, w), atol=1e-6)
     v = np.random.RandomState(2).randn(2, 3)
     _, tangent = gradlab.jvp(with_helpers)(fx, fw, to_framework(v, framework))
     assert float(to_numpy(tangent)) == pytest.approx(float(np.sum(g * v)), abs=1e-6)

@@ -10,7 +10,7 @@ import gradlab
 from gradlab.codegen.normalize import assigned_names, value_params
 from gradlab.tensor import FRAMEWORKS
 from tests.codegen.ir_text import normalized, text
-from tests.conftest import require, to_framework, to_numpy
+from tests.conftest import central_difference, require, to_framework, to_numpy
 
 
 def many_forms(x, W, ws):
@@ -95,16 +95,6 @@ def test_a_flag_given_as_a_variable_becomes_an_if() -> None:
     assert "    mean_x = mean(x, axis=0, keepdims=False)" in lines
 
 
-def _central(f, x: np.ndarray, *rest: object, eps: float = 1e-6) -> np.ndarray:
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        up, down = x.copy(), x.copy()
-        up[i] += eps
-        down[i] -= eps
-        g[i] = (float(to_numpy(f(up, *rest))) - float(to_numpy(f(down, *rest)))) / (2 * eps)
-    return g
-
-
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 @pytest.mark.parametrize("flags", [(True, True), (True, False), (False, True), (False, False)])
 def test_matmul_transpose_flags_read_at_run_time(framework: str, flags: tuple[bool, bool]) -> None:
@@ -113,7 +103,8 @@ def test_matmul_transpose_flags_read_at_run_time(framework: str, flags: tuple[bo
     a, b = np.random.RandomState(0).randn(3, 3), np.random.RandomState(1).randn(3, 3)
     fa, fb = to_framework(a, framework), to_framework(b, framework)
     g = to_numpy(gradlab.grad(product_with_flags)(fa, fb, *flags))
-    np.testing.assert_allclose(g, _central(product_with_flags, a, b, *flags), atol=1e-6)
+    np.testing.assert_allclose(g, central_difference(product_with_flags, a, b, *flags),
+                               atol=1e-6)
     v = np.ones_like(a)
     _, tangent = gradlab.jvp(product_with_flags)(fa, fb, *flags, to_framework(v, framework))
     assert float(to_numpy(tangent)) == pytest.approx(float(np.sum(g * v)), abs=1e-6)
@@ -130,7 +121,7 @@ def test_keepdims_read_at_run_time(framework: str, keep: bool) -> None:
     require(framework)
     x = np.random.RandomState(2).randn(3, 4)
     g = to_numpy(gradlab.grad(mean_with_flag)(to_framework(x, framework), keep))
-    np.testing.assert_allclose(g, _central(mean_with_flag, x, keep), atol=1e-6)
+    np.testing.assert_allclose(g, central_difference(mean_with_flag, x, keep), atol=1e-6)
     v = to_framework(np.ones_like(x), framework)
     _, tangent = gradlab.jvp(mean_with_flag)(to_framework(x, framework), keep, v)
     assert float(to_numpy(tangent)) == pytest.approx(float(np.sum(g)), abs=1e-6)
