@@ -300,9 +300,11 @@ def stop_gradient(x: Any) -> Any:
 
 # --- a helper of gradient code, NumPy's own form -------------------------------------------------
 def broadcast_like(g: Any, x: Any) -> Any:
-    """``g`` spread to ``x``'s shape and dtype; a Python number stays a number."""
+    """``g`` spread to ``x``'s shape and dtype; a Python number stays a number, and so does
+    a gradient of a NumPy scalar (``u[t]`` in a loop: a 0-d array made at every step would
+    slow every later operation on it, as the generic helper knows)."""
     dt = getattr(x, "dtype", None)
-    if dt is None:   # a Python number
+    if dt is None or isinstance(x, np.generic):   # a Python number, a NumPy scalar
         return g
     if type(g) is np.ndarray and g.dtype == dt and g.shape == x.shape:
         return g
