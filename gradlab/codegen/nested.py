@@ -15,6 +15,7 @@ may not exist when called), and a name defined so that is also assigned another 
 from __future__ import annotations
 
 import types
+
 import gast
 
 from . import trees
