@@ -141,9 +141,8 @@ TABLE: list[Primitive] = [
     _unary("sign", nondiff=STEPS),
     _unary("floor", nondiff=STEPS, math="floor"),
     _unary("ceil", nondiff=STEPS, math="ceil", tf="math.ceil"),
-    # the builtin round(v, n) is this, as np.round(v, n); round(v) is builtin_round below
     prim("round", "(x, decimals=0)", UNARY, SAME_SHAPE, nondiff=STEPS, np="round around",
-         torch="round", tf="math.round round", method="round", builtin="round"),
+         torch="round", tf="math.round round", method="round"),
     _unary("isnan", nondiff=BOOLEAN, tf="math.is_nan", method=""),
     _unary("isinf", nondiff=BOOLEAN, tf="math.is_inf", method=""),
     _unary("isfinite", nondiff=BOOLEAN, tf="math.is_finite", method=""),
@@ -360,8 +359,9 @@ TABLE: list[Primitive] = [
                        "to"]),
     prim("to_numpy", "(x)", INSPECTION, TENSOR_ONLY, nondiff=STOPPED),
     prim("item", "(x)", INSPECTION, TENSOR_ONLY, nondiff=STOPPED),
-    # Python's round(v) (see backends.common.builtin_round); round(v, n) is round's
-    prim("builtin_round", "(x)", SAME_SHAPE, CODEGEN, nondiff=STEPS),
+    # Python's round(v) and round(v, n), on every backend (see backends.common.builtin_round)
+    prim("builtin_round", "(x, ndigits=None)", SAME_SHAPE, CODEGEN, nondiff=STEPS,
+         builtin="round"),
     prim("copy", "(x)", SAME_SHAPE, CODEGEN, np="copy", builtin="float",
          torch="clone", tf="identity", method=["copy", "clone", "item"], attr="real"),
     prim("stop_gradient", "(x)", SAME_SHAPE, nondiff=STOPPED,

@@ -83,15 +83,18 @@ def _drop(x: Any, axis: Any) -> Any:
     return gl.squeeze(x, axis=axis)
 
 
-def builtin_round(x: Any) -> Any:
-    """Python's ``round(x)``: for a number or a NumPy value, what its own ``__round__`` gives
-    (an int; a NumPy array of several entries has none and fails, as the user's NumPy code
-    does); torch's tensors have no ``__round__`` and TensorFlow's one fails, so framework
-    values are rounded as arrays (half to even, as everywhere), a 0-d one to an int."""
+def builtin_round(x: Any, ndigits: int | None = None) -> Any:
+    """Python's ``round(x, ndigits)``: for a number or a NumPy value, what its own
+    ``__round__`` gives (``round(x)`` an int; a NumPy array of several entries has none and
+    fails, as the user's NumPy code does); torch's tensors have no ``__round__`` and
+    TensorFlow's one fails, so framework values are rounded as arrays (half to even, as
+    everywhere), ``round(v)`` of a 0-d one to an int."""
     if isinstance(x, _numpy.ndarray) and x.ndim == 0:
         x = x[()]        # a 0-d array where NumPy's code has a scalar (a generated temporary)
     if isinstance(x, (int, float, _numpy.generic, _numpy.ndarray)):
-        return round(x)  # type: ignore[arg-type]  # an ndarray: TypeError, as in NumPy
+        return round(x, ndigits)  # type: ignore[arg-type]  # an ndarray: TypeError
+    if ndigits is not None:
+        return gl.round(x, ndigits)
     rounded = gl.round(x)
     return int(rounded) if gl.ndim(rounded) == 0 else rounded
 
