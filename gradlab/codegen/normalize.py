@@ -609,34 +609,30 @@ class Normalizer:
                 hint
         if _keepdims_decides(kwargs) and not custom:
             return self._keepdims_at_run_time(prim, args, kwargs, res.label, hint), hint
-        if res.label == "round" and "decimals" not in kwargs and len(args) == 1:
-            return self._builtin_round(args, res.label), hint
         expanded = None if custom else expand(prim, self._bind_temp, args, kwargs)
         if expanded is not None:
             return expanded, hint
         style = "conversion" if res.prim == "array" and prim == "copy" else "call"
         return Op(OpKind.PRIM, prim, args, kwargs, style=style, source=res.label), hint
 
-    def _builtin_round(self, args: list[ir.Atom], label: str) -> Op:
-        """Python's ``round(v)``: an int for a number, where ``round(v, 0)`` is a float; every
-        backend has it as ``builtin_round`` (torch's and TensorFlow's tensors have no
-        ``__round__`` for the builtin to call)."""
-        return Op(OpKind.PRIM, "builtin_round", args, source=label)
-
     def _keepdims_at_run_time(self, prim: str, args: list[ir.Atom], kwargs: dict[str, ir.Atom],
                               label: str, hint: str) -> Op:
         """``keepdims=flag`` with a variable flag: the result's shape depends on it, and so does
         the rule, so the code branches on it, with each branch's call written for its value."""
+        kept, dropped = (Op(OpKind.PRIM, prim, args, {**kwargs, "keepdims": gast.Constant(
+            value, None)}, source=label) for value in (True, False))
+        return Op(OpKind.COPY, args=[self._branch(kwargs["keepdims"], hint, kept, dropped)])
+
+    def _branch(self, test: gast.expr, hint: str, when_true: Op, when_false: Op) -> str:
+        """A fresh temporary assigned ``when_true`` or ``when_false`` in an ``if`` on ``test``
+        (an option the user gave as a variable, read at run time)."""
         name = self.names.fresh(hint)
         self.temporaries.add(name)
-        branches: list[list[ir.Stmt]] = []
-        for value in (True, False):
-            op = Op(OpKind.PRIM, prim, args, {**kwargs, "keepdims": gast.Constant(value, None)},
-                    source=label)
+        for op in (when_true, when_false):
             self._note_kind(name, op)
-            branches.append([Assign(self.origin, [name], op)])
-        self.emit(ir.If(self.origin, kwargs["keepdims"], branches[0], branches[1]))
-        return Op(OpKind.COPY, args=[name])
+        self.emit(ir.If(self.origin, test, [Assign(self.origin, [name], when_true)],
+                        [Assign(self.origin, [name], when_false)]))
+        return name
 
     def _operands(self, prim: str, bound: dict[str, Any], res: Resolution, node: gast.Call,
                   custom: bool) -> tuple[list[ir.Atom], dict[str, ir.Atom]]:
@@ -679,14 +675,7 @@ class Normalizer:
         hint = f"{_prim_word(transform.prim)}_{_hint(atom)}"
         if transform.flag is None:
             return self._bind_temp(hint, op)
-        name = self.names.fresh(hint)
-        self.temporaries.add(name)
-        self._note_kind(name, op)
-        test = self.inline(transform.flag)
-        body: list[ir.Stmt] = [Assign(self.origin, [name], op)]
-        orelse: list[ir.Stmt] = [Assign(self.origin, [name], Op(OpKind.COPY, args=[atom]))]
-        self.emit(ir.If(self.origin, test, body, orelse))
-        return name
+        return self._branch(self.inline(transform.flag), hint, op, Op(OpKind.COPY, args=[atom]))
 
     def _list_atom(self, value: gast.expr) -> ir.Atom:
         if isinstance(value, (gast.List, gast.Tuple)):
