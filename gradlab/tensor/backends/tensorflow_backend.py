@@ -61,8 +61,8 @@ sin, cos, tan, arcsin, arccos, arctan = (tf.math.sin, tf.math.cos, tf.math.tan, 
 sinh, cosh, tanh, arcsinh, arccosh, arctanh = (tf.math.sinh, tf.math.cosh, tf.math.tanh,
                                                tf.math.asinh, tf.math.acosh, tf.math.atanh)
 sigmoid, softplus, relu, erf = tf.math.sigmoid, tf.math.softplus, tf.nn.relu, tf.math.erf
-floor, ceil, negative, reciprocal = tf.math.floor, tf.math.ceil, tf.math.negative, tf.math.reciprocal
-
+floor, ceil, negative, reciprocal = (tf.math.floor, tf.math.ceil, tf.math.negative,
+                                     tf.math.reciprocal)
 isnan, isinf, isfinite, logical_not = (tf.math.is_nan, tf.math.is_inf, tf.math.is_finite,
                                        tf.math.logical_not)
 add, subtract, multiply, divide, power = operator.add, operator.sub, operator.mul, \
@@ -71,6 +71,9 @@ maximum, minimum, arctan2 = tf.math.maximum, tf.math.minimum, tf.math.atan2
 equal, not_equal, less, less_equal = (tf.math.equal, tf.math.not_equal, tf.math.less,
                                       tf.math.less_equal)
 greater, greater_equal = tf.math.greater, tf.math.greater_equal
+logical_and, logical_or = tf.math.logical_and, tf.math.logical_or
+floor_divide, mod = tf.math.floordiv, tf.math.floormod
+where = tf.where
 
 
 def round(x: Any, decimals: int = 0) -> Any:
@@ -79,10 +82,6 @@ def round(x: Any, decimals: int = 0) -> Any:
         return tf.math.round(x)
     scale = 10.0 ** decimals
     return tf.math.round(x * scale) / scale
-
-logical_and, logical_or = tf.math.logical_and, tf.math.logical_or
-floor_divide, mod = tf.math.floordiv, tf.math.floormod
-where = tf.where
 
 
 def clip(x: Any, a_min: Any, a_max: Any) -> Any:
