@@ -34,6 +34,7 @@ from typing import Any
 
 import gast
 
+from ..errors import GradlabError
 from . import trees
 from .naming import Names
 from .parse import ParsedFunction
@@ -49,9 +50,13 @@ def why_kept(node: Any) -> str | None:
 
 def replace_dicts(parsed: ParsedFunction, names: Names) -> None:
     """Rewrite, in place, every dict of ``parsed``'s function built and used with constant
-    string keys as one variable per entry (nested dicts one level per round)."""
-    while _replace_once(parsed, names):
-        pass
+    string keys as one variable per entry (nested dicts one level per round). Each round
+    replaces a dict or writes out a loop over one, so there are fewer rounds than nodes."""
+    for _ in range(sum(1 for _ in trees.walk(parsed.node)) + 1):
+        if not _replace_once(parsed, names):
+            return
+    raise GradlabError(f"gradlab could not finish replacing the dicts of {parsed.name} by "
+                       f"their entries: please report this function (the rounds did not end)")
 
 
 @dataclass
