@@ -33,7 +33,10 @@ tf.function <= 1.1x; W5 gradient/forward <= 3; transform cold <= 100 ms, cached 
 <= 3x forward; hvp under jax.jit <= 1.5x. Issue 16: NumPy <= 1.5x hand-written and
 gradient/forward <= 3 on W6, W6's generated code at most twice the hand-written gradient's lines,
 and W3's bytes saved for the backward pass equal to the hand-written gradient's (its hidden
-states); W6's torch/JAX/TF rows are shown without a target.
+states); W6's torch/JAX/TF rows are shown without a target. Issue 19: where a gradient has code
+specialised for its call's shapes (``dW = x.T @ dxW``), that code runs side by side with the same
+gradient's generic code (``gl.matmul_grad_y``...) on the NumPy, torch, jax.jit and tf.function
+rows, float64 and float32: specialised <= 1.05x generic (the column ``gl/generic``).
 
     python bench/gradients.py [--quick] [--strict] [--only W1,W3]
 
@@ -82,6 +85,9 @@ W5_FORWARD_LIMIT = 3.0
 W6_FORWARD_LIMIT, W6_LINES_LIMIT = 3.0, 2.0
 COLD_LIMIT_S, CACHED_LIMIT_S = 0.100, 0.001
 JVP_LIMIT, HVP_LIMIT = 3.0, 1.5
+#: issue 19: the code specialised for a call's shapes vs the same gradient's generic code, side
+#: by side ("at least as fast"; 5% is this machine's noise between two runs of one code)
+SPECIALISED_LIMIT = 1.05
 WORKLOADS = ("W1", "W2", "W3", "W4", "W4b", "W5", "W6")
 #: the workloads judged on torch, jax.jit and tf.function (W6's rows there have no target)
 FRAMEWORK_TARGETS = ("W1", "W2", "W3", "W4", "W4b", "W5")
@@ -427,6 +433,26 @@ def checker(want: Any, rtol: float, what: str) -> Callable[[Any], None]:
     return check
 
 
+def generic_twin(df: Any, w: Workload) -> Any:
+    """Issue 19's comparison: the same gradient held to its generic code (``gl.matmul_grad_*``,
+    ``gl.unbroadcast`` deciding by shapes at run time), or None where ``df`` has no code
+    specialised for shapes (then both are the same code). ``_specializes`` is the switch that
+    ``GRADLAB_SPECIALISE=0`` turns off process-wide; here it is turned off for one function,
+    so that both forms run side by side in one run."""
+    import gradlab
+    if not df._specializes:
+        return None
+    twin = gradlab.grad(w.fn, wrt=w.wrt)
+    twin._specializes = False
+    return twin
+
+
+def beside(generic: Any, statement: Callable[[Any], Callable[[], Any]]
+           ) -> dict[str, Callable[[], Any]]:
+    """The generic code's statement, timed with the row's (an ``extra`` of it), if any."""
+    return {} if generic is None else {"generic": statement(generic)}
+
+
 def gradient_rows(bench: Bench, w: Workload, dtype: Any) -> None:
     import gradlab
     dname = np.dtype(dtype).name
@@ -443,6 +469,7 @@ def gradient_rows(bench: Bench, w: Workload, dtype: Any) -> None:
         return
     want = w.hand(*args)
     tol, tolb = tolerance(dtype), tolerance_backend(dtype)
+    generic = generic_twin(df, w)
 
     # NumPy (or Python floats): gradlab vs hand-written, HIPS autograd alongside
     ag = wl.autograd_versions()[w.name]
@@ -451,8 +478,10 @@ def gradient_rows(bench: Bench, w: Workload, dtype: Any) -> None:
     bench.row(w.name, dname, "numpy", label,
               ("gradlab", lambda: df(*args)), ("hand", lambda: w.hand(*args)),
               {"gradlab": checker(want, tol, "gradlab (NumPy)"),
-               "autograd": checker(want, tolb, "HIPS autograd")},
-              extra={"autograd": lambda: ag_grad(*args)})
+               "autograd": checker(want, tolb, "HIPS autograd"),
+               "generic": checker(want, tol, "gradlab's generic code (NumPy)")},
+              extra={"autograd": lambda: ag_grad(*args),
+                     **beside(generic, lambda g: lambda: g(*args))})
     if w.name == "W6" and dtype == np.float64:
         bench.row(w.name, dname, "w6fwd", "numpy: gradient vs forward f",
                   ("gradlab", lambda: df(*args)), ("forward", lambda: w.fn(*args)), {})
@@ -481,7 +510,9 @@ def gradient_rows(bench: Bench, w: Workload, dtype: Any) -> None:
     bench.row(w.name, dname, "torch", "torch: gradlab vs torch.autograd",
               ("gradlab", lambda: df(*t_args)), ("torch.autograd", torch_autograd),
               {"gradlab": checker(want, tolb, "gradlab (torch)"),
-               "torch.autograd": checker(want, tolb, "torch.autograd")})
+               "torch.autograd": checker(want, tolb, "torch.autograd"),
+               "generic": checker(want, tolb, "gradlab's generic code (torch)")},
+              extra=beside(generic, lambda g: lambda: g(*t_args)))
 
     # JAX: jax.jit of the generated function vs jax.jit(jax.grad(f))
     jax, jnp = FW.jax, FW.jnp
@@ -492,7 +523,10 @@ def gradient_rows(bench: Bench, w: Workload, dtype: Any) -> None:
               ("gradlab", lambda: jax.block_until_ready(j_gl(*j_args))),
               ("jax", lambda: jax.block_until_ready(j_base(*j_args))),
               {"gradlab": checker(want, tolb, "jax.jit(gradlab)"),
-               "jax": checker(want, tolb, "jax.jit(jax.grad)")})
+               "jax": checker(want, tolb, "jax.jit(jax.grad)"),
+               "generic": checker(want, tolb, "jax.jit(gradlab's generic code)")},
+              extra=beside(generic, lambda g: (lambda j: lambda: jax.block_until_ready(
+                  j(*j_args)))(jax.jit(g))))
 
     # TensorFlow: tf.function of the generated function vs tf.function with a GradientTape
     tf = FW.tf
@@ -510,7 +544,10 @@ def gradient_rows(bench: Bench, w: Workload, dtype: Any) -> None:
     row = bench.row(w.name, dname, "tf", "tf.function(df) vs tf.function+tape",
                     ("gradlab", lambda: tf_gl(*tf_args)), ("tape", lambda: tf_base(*tf_args)),
                     {"gradlab": checker(want, tolb, "tf.function(gradlab)"),
-                     "tape": checker(want, tolb, "tf.function+GradientTape")})
+                     "tape": checker(want, tolb, "tf.function+GradientTape"),
+                     "generic": checker(want, tolb, "tf.function(gradlab's generic code)")},
+                    extra=beside(generic, lambda g: (lambda f: lambda: f(*tf_args))(
+                        tf.function(g))))
     if row.gl.error:   # show what it would cost without AutoGraph (not a target row)
         tf_gl_noag = tf.function(df, autograph=False)
         bench.row(w.name, dname, "tf-noag", "  (info) tf.function(df, autograph=False)",
@@ -721,6 +758,34 @@ def targets(bench: Bench, transform: dict[str, float | None]) -> list[tuple[str,
               JVP_LIMIT)
     judge(f"hvp under jax.jit <= {HVP_LIMIT}x jax.jit(jax.jvp(jax.grad)) on W2",
           bench.get("W2", d, "hvp"), HVP_LIMIT)
+    out.extend(specialised_targets(bench))
+    return out
+
+
+def specialised_targets(bench: Bench) -> list[tuple[str, str]]:
+    """Issue 19: on every row where a gradient has code specialised for its shapes, that code
+    runs at least as fast as its generic code, side by side (within the noise margin
+    SPECIALISED_LIMIT). Judged on float64 and float32 alike; rows without specialised code
+    are counted, not judged (both forms are one code there)."""
+    out: list[tuple[str, str]] = []
+    same = []
+    for row in bench.rows:
+        if row.kind not in ("numpy", "torch", "jit", "tf") or row.na or row.error:
+            continue
+        generic = row.extra.get("generic")
+        if generic is None:
+            same.append(f"{row.work} {row.kind}")
+            continue
+        text = f"specialised <= {SPECIALISED_LIMIT}x generic code on {row.work} {row.dtype} " \
+               f"{row.label.split(':')[0].split(' vs ')[0]}"
+        if generic.error or generic.median is None or row.gl.median is None:
+            out.append(("FAIL", f"{text}: ERROR: {generic.error}"))
+            continue
+        ratio = row.gl.median / generic.median
+        out.append(("PASS" if ratio <= SPECIALISED_LIMIT else "FAIL", f"{text}: {ratio:.2f}x"))
+    if same:
+        out.append(("n/a ", f"specialised vs generic: one code (nothing to specialise) on "
+                            f"{len(same)} rows ({', '.join(sorted(set(same)))})"))
     return out
 
 

@@ -176,7 +176,9 @@ class GeneratedFunction:
             key = None
         signature = signature_of(self.params, args,
                                  strict_dtypes=framework in _STRICT_DTYPES,
-                                 transpose_method=framework != "tensorflow")
+                                 transpose_method=framework != "tensorflow",
+                                 transposes_copy=framework == "jax",
+                                 row_vectors=framework in ("jax", "tensorflow"))
         if key is not None and len(self._signatures) < 256:
             self._signatures[key] = signature
         return signature

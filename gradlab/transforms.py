@@ -98,7 +98,10 @@ class Transform:
                 if source.text == generic.source.text:
                     self.variants[(scalars, dialect, signature)] = generic
                     return generic
-                source = with_header(source, f"# specialised for {signature.describe()}")
+                header = f"# specialised for {signature.describe()}"
+                if signature.transposes_copy and "gl.matmul_grad_" in source.text:
+                    header += " (matrix products' adjoints: one dot_general each)"
+                source = with_header(source, header)
             returned = also_return(gradient.name, gradient.value_name)
             factory, filename = compile_source(source.text, fn.__globals__, program.free,
                                                gradient.name, transform=returned)

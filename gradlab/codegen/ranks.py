@@ -49,6 +49,14 @@ class Signature:
     #: ``gl.full_like(x, g)`` takes a 0-d array ``g`` (TensorFlow's, inside tf.function,
     #: takes only numbers)
     fills: bool = True
+    #: ``W.T @ g`` for a vector ``g`` is written ``g @ W``, the same product with no
+    #: transpose: JAX's XLA copies a transposed operand (1.5x one ``dot_general``,
+    #: bench/HISTORY.md) and TensorFlow's ``matvec`` transposes around the product
+    row_vectors: bool = False
+    #: an operand's transpose is a copy (XLA on CPU does not fold ``x.T`` into a matrix
+    #: product: 1.24x one ``dot_general``), so a matrix-matrix product's adjoints stay the
+    #: backend's contractions (``gl.matmul_grad_*``) there
+    transposes_copy: bool = False
 
     def describe(self) -> str:
         """``x: 2-d, W: 2-d`` — the line saying which code is shown."""
@@ -74,7 +82,8 @@ def shape_key(args: Iterable[Any]) -> tuple[Any, ...]:
 
 
 def signature_of(params: list[str], args: tuple[Any, ...], strict_dtypes: bool,
-                 transpose_method: bool) -> Signature | None:
+                 transpose_method: bool, transposes_copy: bool = False,
+                 row_vectors: bool = False) -> Signature | None:
     """The signature of a call, or None when nothing would be specialised: no array
     argument, arrays of different types, or (``strict_dtypes``: frameworks whose ``@`` refuses
     to mix them) of different dtypes. Only arguments given by position count."""
@@ -99,7 +108,8 @@ def signature_of(params: list[str], args: tuple[Any, ...], strict_dtypes: bool,
         return None
     names = tuple(params[:len(shapes)])
     return Signature(tuple(shapes[:len(names)]), names, transpose_method,
-                     fills=transpose_method)
+                     fills=transpose_method, row_vectors=row_vectors,
+                     transposes_copy=transposes_copy)
 
 
 def broadcast(a: Shape, b: Shape) -> Shape | None:

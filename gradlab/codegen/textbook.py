@@ -74,9 +74,12 @@ class Textbook:
         outer = lambda a, b: call(attr(self.gl, "outer"), [a, b])  # noqa: E731
         cx = cy = None
         if ranks == (2, 2):
-            cx, cy = mm(g, self.transposed(y)), mm(self.transposed(x), g)
-        elif ranks == (2, 1):            # W @ h
-            cx, cy = outer(g, trees.clone(y)), mm(self.transposed(x), g)
+            if not self.signature.transposes_copy:
+                cx, cy = mm(g, self.transposed(y)), mm(self.transposed(x), g)
+        elif ranks == (2, 1):            # W @ h: W.T @ g, or g @ W (a vector g: the same
+            cx = outer(g, trees.clone(y))   # product, with no transpose to copy)
+            cy = mm(g, trees.clone(x)) if self.signature.row_vectors else mm(
+                self.transposed(x), g)
         elif ranks == (1, 2):            # h @ W
             cx, cy = mm(trees.clone(y), g), outer(trees.clone(x), g)
         elif ranks == (1, 1):            # a dot product: dz is a number or a 0-d array
@@ -85,7 +88,8 @@ class Textbook:
         out = []
         for e, special in ((x, cx), (y, cy)):
             if carries(e):
-                out.append((e.id, choice(special, generic[e.id], name(dz))))
+                out.append((e.id, generic[e.id] if special is None else
+                            choice(special, generic[e.id], name(dz))))
         return out
 
     # --- broadcasts -------------------------------------------------------------------------

@@ -82,6 +82,28 @@ def test_tensorflow_gets_gl_transpose_and_matmul() -> None:
     assert "gl.matmul(gl.transpose(x), dxW)" in text and ".T" not in text
 
 
+def test_jax_and_tensorflow_get_no_transpose_of_an_operand() -> None:
+    """XLA on CPU copies a transposed operand of a product, TensorFlow's matvec transposes
+    around it (bench/HISTORY.md): their code writes W.T @ g as g @ W, and JAX's keeps the
+    matrix-matrix adjoints as dot_generals."""
+    jnp = pytest.importorskip("jax.numpy")
+
+    def loss(W, h):
+        return np.sum(np.tanh(W @ h) ** 2)
+    df = gradlab.grad(loss, (0, 1))
+    W, h = np.linspace(-1, 1, 6).reshape(3, 2), np.array([0.3, -0.2])
+    text = df.source_for(jnp.asarray(W), jnp.asarray(h))
+    assert "dW = gl.outer(dWh, h)" in text and "dh = dWh @ W" in text and ".T" not in text
+    text = df.source_for(*[pytest.importorskip("tensorflow").constant(a) for a in (W, h)])
+    assert "dh = gl.matmul(dWh, W)" in text
+    got = df(jnp.asarray(W), jnp.asarray(h))
+    for g, e in zip(got, df(W, h)):
+        np.testing.assert_allclose(np.asarray(g), e, rtol=1e-6)
+    _, fn, wrt, args = CASES[0]
+    text = gradlab.grad(fn, wrt).source_for(*[jnp.asarray(a) for a in args])
+    assert "gl.matmul_grad_y(dxW, x, W)" in text and ".T" not in text
+
+
 def test_each_call_runs_the_code_for_its_own_shapes() -> None:
     """One gradient called with a matrix, then a vector, then a matrix again (the same
     argument types): every call must get its own shapes' code."""
