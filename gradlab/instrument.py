@@ -58,8 +58,10 @@ class _Instrument(ast.NodeTransformer):
 def instrumented(df: Any, args: tuple[Any, ...], record: Any) -> tuple[Any, Any, str]:
     """``df``'s generated code for these inputs, compiled again with ``record(lineno,
     {name: value})`` called after each assignment (and with the parameters on entry).
-    Returns the function, its :class:`~gradlab.codegen.emit.Source` and its name."""
-    variant = df.variant_for(args)
+    Returns the function, its :class:`~gradlab.codegen.emit.Source` and its name. The code is
+    the one these inputs run (specialised for their shapes where it is), the code the panel
+    shows after a run: a step's line is the line the user reads there."""
+    variant = df.running_variant(args)
     source, name = variant.source, variant.name
 
     def instrument(tree: ast.Module) -> None:

@@ -37,3 +37,18 @@ def test_main_lines_are_those_of_the_named_function_only() -> None:
     assert main_lines(lines, "df") == {2, 3, 4}
     assert main_lines(lines, "helper") == {6}
     assert main_lines(lines, "missing") == set()
+
+
+def test_the_code_watched_is_the_code_these_inputs_run() -> None:
+    """A call whose shapes have code of their own (dW = x.T @ dxW) is watched in that code,
+    the code the panel shows after a run, not in the generic code."""
+    def layer(W, x):
+        return np.sum(np.tanh(x @ W) ** 2)
+    df = gradlab.grad(layer)
+    W, x = np.full((3, 2), 0.1), np.linspace(-1.0, 1.0, 12).reshape(4, 3)
+    seen = []
+    fn, source, _ = instrumented(df, (W, x), lambda line, values: seen.append(line))
+    assert source.text == df.source_for(W, x) != df.source
+    assert "dW = x.T @ dxW" in source.text
+    np.testing.assert_allclose(fn(W, x), df(W, x), rtol=1e-15)
+    assert source.text.splitlines()[seen[-1] - 1].strip().startswith("dW = x.T @ dxW")

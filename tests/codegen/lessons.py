@@ -41,6 +41,12 @@ def layer(w, x, y):
     return np.sum((a - y) ** 2)
 
 
+def layer_loss(W, b, x, y):
+    z = x @ W + b
+    a = np.tanh(z)
+    return np.sum((a - y) ** 2)
+
+
 def rnn(W, xs, h0):
     h = h0
     for t in range(xs.shape[0]):
@@ -90,6 +96,9 @@ def cases():
         ("03_backprop_classroom", neuron, 0, (0.5, 2.0, 1.0)),
         ("03_backprop_classroom", layer, 0,
          (np.array([0.5, -0.3, 0.8]), np.array([2.0, 1.0, -1.0]), np.array([1.0, 0.0, 0.5]))),
+        ("03_backprop_classroom", layer_loss, (0, 1),
+         (rng.normal(size=(3, 2)) * 0.5, np.zeros(2), rng.normal(size=(4, 3)),
+          rng.normal(size=(4, 2)) * 0.5)),
         ("03_backprop_classroom", rnn, 0,
          (rng.normal(size=(3, 3)) * 0.5, rng.normal(size=(6, 3)), rng.normal(size=3))),
         ("04_debugging_gradients", mean_norm, 0,
