@@ -220,15 +220,21 @@ class GeneratedFunction:
         return impl(*args, **{**kwargs, str(self.seed_name): seed})  # type: ignore[no-any-return]
 
     def _shaped_seed(self, fw: str, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
-        """Ones shaped like the output, where the output has one element but dimensions (a 1x1
-        ``a @ b``): the seed 1.0 is right in value, but a rule such as matmul's needs its shape.
-        None where that cannot be the failure's cause. Asked only on the failing path: a call
-        that works costs nothing more."""
+        """Ones shaped and typed like the output, where the output has one element: the seed
+        1.0 is right in value, but a rule such as matmul's needs its shape (a 1x1 ``a @ b``),
+        and TensorFlow its dtype (a float32 output of a float32 input beside float64 ones,
+        where the default seed took the first input's). None where that cannot be the
+        failure's cause. Asked only on the failing path: a call that works costs nothing
+        more."""
         value = _output_of_original(self, args, kwargs)
-        shape = tuple(getattr(value, "shape", ()))
-        if not shape or not _scalar_output(value):
+        if value is None or not _scalar_output(value):
             return None
         ns = get_backend(fw).namespace()
+        if fw != PYTHON and hasattr(value, "dtype") and common_framework((value,)) == fw:
+            return ns.ones_like(value)
+        shape = tuple(getattr(value, "shape", ()))
+        if not shape:
+            return None
         one = self._typed_one(tuple(args), fw)
         return ns.reshape(ns.ones_like(one) if one is not None else ns.array(1.0), shape)
 

@@ -291,3 +291,29 @@ def test_a_one_by_one_output_needs_no_seed(framework: str) -> None:
         np.testing.assert_allclose(to_numpy(g(fa, fb)), 3.0 * b.T)
     h = gradlab.hvp(one_by_one)(fa, fb, to_framework(np.ones_like(a), framework))
     np.testing.assert_allclose(to_numpy(h), np.zeros_like(a))
+
+
+def min_of_the_float32_one(x, w, b):
+    v1 = tf_min(w)
+    v2 = tf_min(b, axis=1, keepdims=True)
+    return v1
+
+
+tf_min = None
+
+
+def test_the_default_seed_takes_the_outputs_dtype_on_tensorflow() -> None:
+    """TensorFlow mixes no float dtypes: a float32 output computed from a float32 input given
+    beside float64 ones needs a float32 seed, not the first input's float64 (people fuzz,
+    seed 2024: it crashed in the generated code, in grad and in hvp)."""
+    tf = pytest.importorskip("tensorflow")
+    global tf_min
+    tf_min = tf.reduce_min
+    x, b = tf.constant(np.ones((2, 3))), tf.constant(np.ones((2, 3)) * 2.0)
+    w = tf.constant([0.5, -1.0, 2.0], dtype=tf.float32)
+    grads = gradlab.grad(min_of_the_float32_one, (0, 1, 2))(x, w, b)
+    assert grads[1].dtype == tf.float32
+    np.testing.assert_array_equal(grads[1].numpy(), [0.0, 1.0, 0.0])
+    np.testing.assert_array_equal(grads[0].numpy(), np.zeros((2, 3)))
+    hv = gradlab.hvp(min_of_the_float32_one, (0, 1, 2))(x, w, b, (x, w, b))
+    np.testing.assert_array_equal(hv[1].numpy(), np.zeros(3))
