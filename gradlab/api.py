@@ -28,6 +28,8 @@ from .codegen.parse import parse_function
 from .codegen.primitives import dialect_of
 from .errors import GradlabError
 from .extend import rules_version
+from .pytrees import (ContainerCalls, ForContainersOnly, call_gradient, call_hvp, call_jvp,
+                      has_containers, may_take_containers)
 from .tensor.detect import PYTHON, common_framework, framework_of
 from .tensor.registry import backend
 from .tensor.registry import get as get_backend
@@ -158,8 +160,21 @@ class GeneratedFunction:
         """The generated source that runs for these arguments: where their shapes make a
         difference, the code specialised for them (``dW = x.T @ dz``), whose first line says
         so (``# specialised for x: 2-d, W: 2-d``); else :attr:`source` (or the variant for
-        Python numbers)."""
+        Python numbers). Container arguments: the code for their leaves (see
+        :mod:`gradlab.pytrees`)."""
+        if has_containers(args):
+            return self.containers.source_for(args[:-1] if self.mode in ("jvp", "hvp")
+                                              else args, {})
         return self.running_variant(args).source.text
+
+    @functools.cached_property
+    def containers(self) -> ContainerCalls:
+        """The calls with container arguments (dicts, namedtuples, dataclasses), specialised
+        for their structure."""
+        return ContainerCalls(self.fn, self.wrt, self.many, self.params, self.mode,
+                              _deriver(self.mode, getattr(self._transform, "optimized", True),
+                                       self.options.get("check", True),
+                                       getattr(self._transform, "checkpoint", None)))
 
     def _signature(self, args: tuple[Any, ...], framework: str) -> Any:
         """The signature these arguments' code is specialised for (None: the generic code);
@@ -374,6 +389,9 @@ class GradientFunction(GeneratedFunction):
             return conform_gradients(grads, args, self, plain[1])  # type: ignore[index]
         hit = self._by_types.get(types)
         if hit is None:
+            if has_containers(args) or kwargs and has_containers(tuple(kwargs.values())):
+                return call_gradient(self.containers, args, kwargs, seed,
+                                     bool(self.options.get("preserve_result")))
             impl, fw = self._select(args)
             if types not in self._checked:
                 return self._first_call(types, impl, fw, args, seed, kwargs)
@@ -617,7 +635,11 @@ def _reverse(fn: Any, wrt: Wrt, optimized: bool, mode: str, options: dict[str, A
     key = ("reverse", fn.__code__, names, many, optimized, parts, rules_version(), checkpoint)
     transform = _cache.get(key)
     if transform is None:
-        transform = _transforms().Transform(fn, names, optimized, checkpoint)
+        try:
+            transform = _transforms().Transform(fn, names, optimized, checkpoint)
+        except GradlabError as e:
+            return _for_containers_only(fn, names, many, params, mode, e, options, optimized,
+                                        checkpoint)
         _cache.put(key, transform, anchors)
     main = transform.main
     df = GradientFunction(fn, transform, main.source, main.filename, main.name,
@@ -625,6 +647,31 @@ def _reverse(fn: Any, wrt: Wrt, optimized: bool, mode: str, options: dict[str, A
                           options, transform.seconds)
     df.value_name = transform.value_name
     return df
+
+
+def _deriver(mode: str, optimized: bool, check: bool, checkpoint: Any
+             ) -> Callable[[Any, tuple[str, ...]], Any]:
+    """How a derivative of this mode is made for a function taking container arguments' leaves
+    (see :mod:`gradlab.pytrees`): a gradient returns the value with the gradients."""
+    if mode == "jvp":
+        return lambda flat, wrt: jvp(flat, wrt, optimized=optimized)
+    if mode == "hvp":
+        return lambda flat, wrt: hvp(flat, wrt, optimized=optimized)
+    return lambda flat, wrt: _reverse(flat, wrt, optimized, "value_and_grad",
+                                      {"check": check}, checkpoint)
+
+
+def _for_containers_only(fn: Any, names: tuple[str, ...], many: bool, params: list[str],
+                         mode: str, error: GradlabError, options: dict[str, Any],
+                         optimized: bool, checkpoint: Any = None) -> Any:
+    """Where the code for arrays cannot be generated for a function that reads its parameters
+    as containers, a derivative for calls with containers (others get the error); else the
+    error."""
+    if not may_take_containers(fn):
+        raise error
+    calls = ContainerCalls(fn, names, many, params, mode,
+                           _deriver(mode, optimized, options.get("check", True), checkpoint))
+    return ForContainersOnly(calls, error, options)
 
 
 class JVPFunction(GeneratedFunction):
@@ -707,7 +754,15 @@ class JVPFunction(GeneratedFunction):
         self._tangent_names[impl] = names
         return names
 
+    def _with_containers(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """Whether the call passes container arguments (asked only where the argument types
+        were not seen before: containers never get that far)."""
+        return (bool(kwargs) or tuple(map(type, args)) not in self._by_types) and (
+            has_containers(args) or has_containers(tuple(kwargs.values())))
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._with_containers(args, kwargs):
+            return call_jvp(self.containers, args, kwargs)
         full, tangents, impl, fw = self._prepare(args, kwargs)
         try:
             value, tangent = impl(*full, **tangents)
@@ -758,6 +813,8 @@ class HVPFunction(JVPFunction):
         return impl
 
     def __call__(self, *args: Any, seed: Any = None, **kwargs: Any) -> Any:
+        if self._with_containers(args, kwargs):
+            return call_hvp(self.containers, args, kwargs, seed)
         full, tangents, impl, fw = self._prepare(args, kwargs)
         automatic = seed is None
         if automatic:
@@ -906,8 +963,11 @@ def jvp(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True) -> JVPFu
     key = ("forward", f.__code__, names, optimized, fingerprint(f), rules_version())
     transform = _cache.get(key)
     if transform is None:
-        transform = _transforms().ForwardTransform(f, names, optimized,
-                                     f"{f.__name__}_jvp" + "".join(f"_{n}" for n in names))
+        try:
+            transform = _transforms().ForwardTransform(
+                f, names, optimized, f"{f.__name__}_jvp" + "".join(f"_{n}" for n in names))
+        except GradlabError as e:
+            return _for_containers_only(f, names, many, params, "jvp", e, {}, optimized)
         _cache[key] = transform
     main = transform.main
     return JVPFunction(f, transform, main.source, main.filename, main.name, main.free, names,
@@ -922,6 +982,9 @@ def hvp(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True) -> HVPFu
     if isinstance(f, GeneratedFunction):
         raise GradlabError("hvp of a generated function: pass the original function")
     g = grad(f, wrt, optimized=optimized)
+    if isinstance(g, ForContainersOnly):
+        return _for_containers_only(f, g.wrt, g.many, g.params, "hvp", g.error, {},
+                                    optimized)
     transform = _forward_over(g, "numpy", optimized)
     main = transform.main
     out = HVPFunction(f, transform, main.source, main.filename, main.name, main.free, g.wrt,
