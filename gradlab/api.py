@@ -735,13 +735,13 @@ class JVPFunction(GeneratedFunction):
         if not kwargs and len(args) == self._arity and not self.many:   # the common call
             hit = self._by_types.get(tuple(map(type, args)))
             if hit is None:      # as grad does: no derivative along an int or bool input
-                refuse_without_gradient(self, args[:-1], dicts=self.mode == "hvp")
+                refuse_without_gradient(self, args[:-1])
             impl, fw = hit[:2] if hit is not None else self._select(args)
             names = self._tangent_names.get(impl) or self._names_of(impl)
             require_tangent_shapes(self, list(args[:-1]), args[-1:])
             return args[:-1], {names[0]: args[-1]}, impl, fw
         full, tangents = self._split(args, kwargs)
-        refuse_without_gradient(self, tuple(full), dicts=self.mode == "hvp")
+        refuse_without_gradient(self, tuple(full))
         require_tangent_shapes(self, full, tangents)
         impl, fw = self._select(tuple(full) + tangents)
         names = self._tangent_names.get(impl) or self._names_of(impl)

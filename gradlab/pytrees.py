@@ -49,15 +49,31 @@ def _is_record(value: Any) -> str | None:
     return None
 
 
+#: Types seen to be no container (arrays of every framework, numbers): asked first, so that a
+#: call with arrays that comes this far (torch's, whose device picks the code) pays one set
+#: lookup per argument.
+_LEAF_TYPES: set[type] = {float, int, bool, complex, str, type(None)}
+
+
 def is_container(value: Any) -> bool:
     """A dict, namedtuple or dataclass instance, or a list or tuple holding one."""
+    kind = type(value)
+    if kind in _LEAF_TYPES:
+        return False
     if isinstance(value, dict) or _is_record(value):
         return True
-    return type(value) in (list, tuple) and any(is_container(v) for v in value)
+    if kind is list or kind is tuple:
+        return any(is_container(v) for v in value)
+    if not isinstance(value, (list, tuple)) and len(_LEAF_TYPES) < 256:
+        _LEAF_TYPES.add(kind)
+    return False
 
 
 def has_containers(args: Sequence[Any]) -> bool:
-    return any(is_container(a) for a in args)
+    for a in args:
+        if type(a) not in _LEAF_TYPES and is_container(a):
+            return True
+    return False
 
 
 def structure_of(value: Any) -> Any:
@@ -204,7 +220,7 @@ def _compile_flat(fn: types.FunctionType, structures: dict[str, Any],
         body=[ast.Assign(targets=[ast.Name(n, ast.Store())], value=ast.Constant(None))
               for n in outer] + [fdef], decorator_list=[], returns=None)
     if "type_params" in ast.FunctionDef._fields:       # Python 3.12 and later
-        enclosing.type_params = []
+        setattr(enclosing, "type_params", [])
     ast.copy_location(enclosing, fdef)
     module = ast.Module(body=[enclosing], type_ignores=[])
     ast.fix_missing_locations(module)
