@@ -356,8 +356,47 @@ class ContainerCalls:
         return tuple(out)
 
     def source_for(self, args: Sequence[Any], kwargs: dict[str, Any]) -> str:
+        """The code these arguments run (the leaves' code), with a last comment saying how the
+        call gives the leaves' gradients back in their structure."""
         spec, flat = self.specialised(self.bind(args, kwargs))
-        return str(spec.inner.source_for(*flat))
+        text = str(spec.inner.source_for(*flat))
+        if self.mode in ("jvp", "hvp"):
+            return text
+        returned = _returned_names(text)
+        wanted = [leaf for w, s in zip(self.wrt, spec.wrt_structures) for leaf in (
+            spec.flat.__gradlab_layouts__[w].leaves() if s is not LEAF else [w])]  # type: ignore
+        names = iter(returned if len(returned) == len(wanted) else [f"d{n}" for n in wanted])
+        lines = [f"d{w} = {spelled(s, names)}" for w, s in zip(self.wrt, spec.wrt_structures)]
+        shown = [line for line, s in zip(lines, spec.wrt_structures) if s is not LEAF]
+        return text + "# the call gives the gradients back in the arguments' structure:\n" + "".join(
+            f"#   {line}\n" for line in shown)
+
+
+def _returned_names(text: str) -> list[str]:
+    """What the generated function's last ``return (a, b)`` gives back, as written."""
+    last = [line.strip() for line in text.splitlines() if line.strip().startswith("return ")]
+    try:
+        value = ast.parse(last[-1]).body[0].value if last else None   # type: ignore[attr-defined]
+    except SyntaxError:
+        return []
+    return [ast.unparse(e) for e in value.elts] if isinstance(value, ast.Tuple) else []
+
+
+def spelled(structure: Any, names: Iterator[str]) -> str:
+    """The structure written as Python, holding the next names: ``{"W": dW, "b": db}``,
+    ``Pair(W=dW, b=db)``."""
+    if structure is LEAF:
+        return next(names)
+    kind, kind_type, keys, children = structure
+    parts = [spelled(child, names) for child in children]
+    if kind == "dict":
+        return "{" + ", ".join(f"{k!r}: {p}" for k, p in zip(keys, parts)) + "}"
+    if kind in ("namedtuple", "dataclass"):
+        return f"{kind_type.__name__}(" + ", ".join(f"{k}={p}" for k, p in zip(keys, parts)) \
+            + ")"
+    if kind == "list":
+        return "[" + ", ".join(parts) + "]"
+    return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
 
 
 # --- a function that may take containers, read before any call -----------------------------------

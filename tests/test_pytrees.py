@@ -296,3 +296,49 @@ def test_attribute_reads_with_arrays_get_the_error_for_arrays():
     with pytest.raises(gradlab.GradlabError, match="source_for"):
         df.source
     assert "p_W" in df.source_for(Pair(np.ones((3, 2)), np.ones(2)), X)
+
+
+def test_the_code_shown_ends_with_the_structure_given_back():
+    source = gradlab.grad(enumerate_zip_loss).source_for(numeric(CASES[2][1]), X)
+    assert source.rstrip().endswith(
+        "#   dparams = {'Ws': [dparams_Ws_0, dparams_Ws_1], 'bs': (dparams_bs_0, dparams_bs_1), "
+        "'out': (dout_W, dout_b)}"), source
+    source = gradlab.grad(record_loss).source_for(Dense(**dense(3, 2)), X)
+    assert source.rstrip().endswith("#   dp = Dense(W=dp_W, b=dp_b)"), source
+
+
+def test_jvp_and_hvp_along_an_array_beside_a_container_not_differentiated():
+    params = numeric(dense(3, 2))
+    cfg = {"scale": 0.7, "act": "tanh", "shift": 2.0}
+    v = np.cos(np.arange(12.0)).reshape(4, 3)
+
+    def of_x(x):
+        return configured_loss(params, x, cfg)
+    expected = central_difference(of_x, X)
+    value, tangent = gradlab.jvp(configured_loss, wrt="x")(params, X, cfg, v)
+    assert value == pytest.approx(of_x(X))
+    assert float(tangent) == pytest.approx(float(np.sum(expected * v)), rel=1e-6)
+    grad = gradlab.grad(configured_loss, wrt="x")
+    eps = 1e-5
+    hessian_v = (grad(params, X + eps * v, cfg) - grad(params, X - eps * v, cfg)) / (2 * eps)
+    np.testing.assert_allclose(gradlab.hvp(configured_loss, wrt="x")(params, X, cfg, v),
+                               hessian_v, rtol=1e-5, atol=1e-5)
+
+
+def test_keywords_defaults_and_what_is_saved():
+    def with_default(x, params={"W": np.eye(3), "b": np.zeros(3)}):  # noqa: B006
+        return np.sum(np.tanh(x @ params["W"] + params["b"]) ** 2)
+    df = gradlab.grad(with_default, wrt=("x", "params"))
+    params = numeric(dense(3, 3))
+    dx, dparams = df(x=X, params=params)
+    assert_same_tree(dparams, expected_gradient(lambda p: with_default(X, p), params))
+    assert df(X)[1]["W"].shape == (3, 3)
+    report = gradlab.grad(layers_loss).saved_for(numeric(CASES[1][1]), X)
+    assert "dlayers_loss_dparams" in str(report)
+
+
+def test_the_semantic_guard_checks_the_function_taking_leaves():
+    df = gradlab.grad(dict_loss)
+    df(numeric(dense(3, 2)), X)
+    inner = next(iter(df.containers._specialised.values())).inner
+    assert not inner.unchecked
