@@ -307,6 +307,7 @@ class _Reader:
     def _unroll(self, loop: gast.For, steps: list[gast.expr]) -> None:
         targets = [n.id for n in trees.walk(loop.target) if isinstance(n, gast.Name)]
         self._require_plain_body(loop, targets)
+        self._refuse_read_after(loop, targets)
         copies: list[gast.stmt] = []
         for value in steps:
             bound: dict[str, gast.expr] = {}
@@ -314,6 +315,29 @@ class _Reader:
             copies.extend(_Substitute(bound).visit(trees.clone(s)) for s in loop.body)
         _replace_statement(self.parsed.node, loop, copies or [
             gast.copy_location(gast.Pass(), loop)])
+
+    def _refuse_read_after(self, loop: gast.For, targets: list[str]) -> None:
+        """In Python a loop's variable keeps its last value after the loop; written out, the
+        loop binds it nowhere, so a read outside it (but in another loop binding the same
+        name) is refused rather than left to find another binding."""
+        def reads(node: gast.AST) -> Iterator[gast.Name]:
+            if node is loop:
+                return
+            if isinstance(node, gast.For) and any(
+                    isinstance(n, gast.Name) and n.id in targets for n in trees.walk(node.target)):
+                return
+            if isinstance(node, gast.Name) and node.id in targets and isinstance(
+                    node.ctx, gast.Load):
+                yield node
+            for child in gast.iter_child_nodes(node):
+                yield from reads(child)
+        after = next(reads(self.parsed.node), None)
+        if after is not None:
+            raise self._refusal(after, f"{after.id} is read outside the loop over a container "
+                                f"that binds it (gradlab writes that loop out once per "
+                                f"element)", "a loop variable read after its loop",
+                                "read the element you mean where you need it "
+                                "(params[\"layers\"][-1])")
 
     def _require_plain_body(self, loop: gast.For, targets: list[str]) -> None:
         if loop.orelse:

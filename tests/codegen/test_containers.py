@@ -121,6 +121,25 @@ def whole(p):
     return p
 
 
+def read_after(p):
+    for layer in p["layers"]:
+        pass
+    return layer["W"]
+
+
+def two_loops(p):
+    s = 0.0
+    for layer in p["layers"]:
+        s = s + layer["W"]
+    for layer in p["layers"]:
+        s = s * layer["W"]
+    return s
+
+
+def test_loops_binding_the_same_name_are_both_written_out():
+    assert "s = s * p_layers_1_W" in rewritten(two_loops, {"p": LAYERS})
+
+
 @pytest.mark.parametrize("fn, layout, said, line", [
     (sliced, LAYERS, "is sliced", 'return p["layers"][0:1]'),
     (missing, DENSE, "has no entry 'V'", 'return p["V"]'),
@@ -129,6 +148,7 @@ def whole(p):
     (aliased_twice, LAYERS, "also assigned elsewhere", 'q = p["layers"]'),
     (whole, DENSE, "p (a dict) is returned", "return p"),
     (items, PAIR, "has no .items()", "for k, v in p.items():"),
+    (read_after, LAYERS, "layer is read outside the loop", 'return layer["W"]'),
 ], ids=lambda v: getattr(v, "__name__", None))
 def test_what_is_not_static_is_refused_at_its_line(fn, layout, said, line):
     with pytest.raises(GradlabSyntaxError) as info:
