@@ -415,8 +415,8 @@ def may_take_containers(fn: Any) -> bool:
                 node.value.id in params and isinstance(node.slice, ast.Constant) and \
                 isinstance(node.slice.value, str):
             return True
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
-                node.value.id in params and node.attr not in _ARRAY_ATTRIBUTES and (
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and isinstance(
+                node.value, ast.Name) and node.value.id in params and node.attr not in _ARRAY_ATTRIBUTES and (
                     id(node) not in called or node.attr in ("items", "keys", "values")):
             return True
     return False

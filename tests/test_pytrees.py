@@ -342,3 +342,15 @@ def test_the_semantic_guard_checks_the_function_taking_leaves():
     df(numeric(dense(3, 2)), X)
     inner = next(iter(df.containers._specialised.values())).inner
     assert not inner.unchecked
+
+
+def test_only_container_reads_defer_the_error_for_arrays():
+    from gradlab.pytrees import may_take_containers
+
+    def sets_an_attribute(x):
+        x.flags = None
+        return np.sum(x)
+    assert may_take_containers(record_loss) and may_take_containers(items_loss)
+    assert not may_take_containers(sets_an_attribute)
+    with pytest.raises(gradlab.GradlabSyntaxError, match="attributes"):
+        gradlab.grad(sets_an_attribute)

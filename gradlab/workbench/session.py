@@ -15,6 +15,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import GradlabError
+from ..pytrees import has_containers
 from ..tensor import available_devices, convert, frameworks, installed_frameworks
 from ..tensor.registry import get as get_backend
 from .timing import Timing, format_ms, measure
@@ -386,6 +387,12 @@ def _before_first_run(df: Any, inputs: tuple[Any, ...]) -> Any:
         return None
     from .. import guard
     from ..calls import refuse_without_gradient
+    if has_containers(inputs):
+        raise GradlabError(
+            "the workbench runs a gradient's code on arrays, and an input here is a container "
+            "(a dict, namedtuple or dataclass): call the gradient itself, df(params, x), "
+            "which gives the gradients back in its structure (df.source_for(params, x) shows "
+            "its code), or pass the arrays as arguments of their own")
     refuse_without_gradient(df, inputs)
     types = tuple(map(type, inputs))
     if types in df._checked or not df.options.get("check", True) or df.value_name is None \
