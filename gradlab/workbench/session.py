@@ -235,6 +235,10 @@ class GradSession:
             self.error = "no inputs: give them with --run \"ARGS\" or session.args = (...)"
             self._changed()
             return []
+        if has_containers(self.args):
+            self.error = CONTAINER_INPUTS
+            self._changed()
+            return []
         targets = self.frameworks() if framework == "all" else [framework]
         results = []
         try:
@@ -374,6 +378,15 @@ def _compare_with_first(results: list[RunResult]) -> None:
             r.difference = None
 
 
+#: Why a run with container inputs is refused (their calls are specialised by the gradient
+#: itself, see gradlab.pytrees; the workbench runs the code of one function on arrays).
+CONTAINER_INPUTS = (
+    "the workbench runs a gradient's code on arrays, and an input here is a container (a dict, "
+    "namedtuple or dataclass): call the gradient itself, df(params, x), which gives the "
+    "gradients back in its structure (df.source_for(params, x) shows its code), or pass the "
+    "arrays as arguments of their own")
+
+
 #: The automatic search for the first NaN/Inf after a run records this many steps in full
 #: and stops after NAN_HUNT_STEPS: a cell stays responsive whatever the loop's length.
 NAN_HUNT_RECORDED = 200
@@ -387,12 +400,6 @@ def _before_first_run(df: Any, inputs: tuple[Any, ...]) -> Any:
         return None
     from .. import guard
     from ..calls import refuse_without_gradient
-    if has_containers(inputs):
-        raise GradlabError(
-            "the workbench runs a gradient's code on arrays, and an input here is a container "
-            "(a dict, namedtuple or dataclass): call the gradient itself, df(params, x), "
-            "which gives the gradients back in its structure (df.source_for(params, x) shows "
-            "its code), or pass the arrays as arguments of their own")
     refuse_without_gradient(df, inputs)
     types = tuple(map(type, inputs))
     if types in df._checked or not df.options.get("check", True) or df.value_name is None \
