@@ -71,6 +71,13 @@ def configured_loss(params, x, cfg):
     return np.sum(h ** 2) + cfg["shift"]
 
 
+def list_leaves_loss(params, x):
+    s = np.sum(np.stack(params["ws"]) ** 2)
+    for t in range(2):
+        s = s + np.sum(np.tanh(x @ params["ws"][t]))
+    return s
+
+
 def dense(n_in, n_out):
     return {"W": RNG.normal(size=(n_in, n_out)) * 0.5, "b": RNG.normal(size=n_out) * 0.5}
 
@@ -85,8 +92,10 @@ CASES = [
     (record_loss, Pair(**dense(3, 2))),
     (record_loss, Dense(**dense(3, 2))),
     (list_of_dicts_loss, [dense(3, 3), dense(3, 2)]),
+    (list_leaves_loss, {"ws": [RNG.normal(size=(3, 2)), RNG.normal(size=(3, 2))]}),
 ]
-IDS = ["dict", "layers", "enumerate-zip", "items", "namedtuple", "dataclass", "list-of-dicts"]
+IDS = ["dict", "layers", "enumerate-zip", "items", "namedtuple", "dataclass", "list-of-dicts",
+       "list-read-whole"]
 
 
 def numeric(tree):

@@ -15,6 +15,9 @@ What the structure makes static is written out before the leaves are read:
   containers, ``range(len(...))``, a dict's ``.items()``, ``.keys()``, ``.values()``) is
   unrolled, one copy of its body per element, the loop variable read as that element;
 - ``len(container)`` is its length; ``W, b = params["layer"]`` one assignment per element;
+- a list or tuple of leaves passed to a call (``np.stack(params["Ws"])``) or read at an index
+  computed at run time (``params["Ws"][t]``) is the literal of its leaves
+  (``[params_Ws_0, params_Ws_1]``), which gradlab differentiates as any list;
 - a name bound once to a part of an argument (``layers = params["layers"]``) is that part.
 
 Anything else that needs the container as a value — a key computed at run time, the container
@@ -161,6 +164,8 @@ class _Reader:
             if outer is None or outer.is_leaf:
                 return None
             static, key = _constant_key(node)
+            if not static and _of_leaves(outer) and not isinstance(node.slice, gast.Slice):
+                return None      # [leaf, leaf][i]: a list read at run time (see _replacement)
             if isinstance(node.slice, gast.Slice):
                 raise self._refusal(node, f"{_describe(node.value)} is sliced", "a slice of a "
                                     "container argument", "read its parts by index, or loop "
@@ -432,10 +437,22 @@ class _Reader:
         if isinstance(up, gast.Call) and isinstance(up.func, gast.Name) and up.func.id == \
                 "len" and up.args == [top]:
             return up, gast.copy_location(gast.Constant(len(layout.children), None), up)
+        if _of_leaves(layout) and (isinstance(up, gast.Call) and top in up.args or isinstance(
+                up, gast.Subscript) and up.value is top):
+            leaves = [gast.Name(leaf, gast.Load(), None, None) for leaf in layout.leaves()]
+            literal = gast.Tuple(leaves, gast.Load()) if layout.kind == "tuple" else gast.List(
+                leaves, gast.Load())
+            return top, gast.copy_location(literal, top)   # read only: a literal of its leaves
         raise self._refusal(top, f"{_describe(top)} (a {layout.what}) is {_use(top, up)}",
                             "a container used as a whole",
                             "read its arrays with constant keys, indices or field names "
                             "(params[\"W\"], params.W, params[0]), or loop over it with for")
+
+
+def _of_leaves(layout: Layout) -> bool:
+    """A list or tuple of leaves, which a call or an index read at run time may read as the
+    list (or tuple) literal of its leaves' parameters."""
+    return layout.kind in ("list", "tuple") and all(c.is_leaf for c in layout.children)
 
 
 def _use(node: gast.AST, parent: Any) -> str:

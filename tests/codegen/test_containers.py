@@ -136,6 +136,19 @@ def two_loops(p):
     return s
 
 
+WS = Layout("dict", "dict", ("ws",), (Layout("tuple", "tuple", (0, 1), (
+    leaf("p_ws_0"), leaf("p_ws_1"))),))
+
+
+def read_whole(p, t):
+    return np.sum(np.stack(p["ws"])) + p["ws"][t]
+
+
+def test_a_list_of_leaves_read_whole_is_the_literal_of_its_leaves():
+    text = rewritten(read_whole, {"p": WS})
+    assert "np.stack((p_ws_0, p_ws_1))" in text and "(p_ws_0, p_ws_1)[t]" in text
+
+
 def test_loops_binding_the_same_name_are_both_written_out():
     assert "s = s * p_layers_1_W" in rewritten(two_loops, {"p": LAYERS})
 
