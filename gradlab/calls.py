@@ -135,22 +135,17 @@ def generated_line(df: Any, error: BaseException) -> str:
     return where
 
 
-def refuse_without_gradient(df: Any, args: tuple[Any, ...], dicts: bool = True) -> None:
+def refuse_without_gradient(df: Any, args: tuple[Any, ...]) -> None:
     """Integer and bool arrays have no gradient of their own dtype (it would be cut to whole
     numbers): refused, as JAX does, with the cast to write. A Python int is promoted: its
-    gradient is a float. A dict is refused too (unless ``dicts`` is False: jvp carries a dict
-    of tangents): its gradient would be built as an array's."""
+    gradient is a float. (Dicts and other containers never come here: their calls are
+    specialised for their structure, see :mod:`gradlab.pytrees`.)"""
     index = {n: i for i, n in enumerate(df.params)}
     for w in df.wrt:
         i = index.get(w)
         if i is None or i >= len(args):
             continue
         x = args[i]
-        if isinstance(x, dict) and dicts:
-            raise GradlabError(
-                f"{w} is a dict: gradlab takes gradients with respect to arrays, numbers, and "
-                f"lists or tuples of them. Pass the dict's values as arguments of their own (or "
-                f"as a list)")
         if isinstance(x, complex) or (dtype_name(x) or "").startswith("complex"):
             raise GradlabError(
                 f"{w} is complex: gradlab differentiates with respect to real inputs (a complex "

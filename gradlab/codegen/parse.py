@@ -91,19 +91,27 @@ def _refuse_unreadable(fn: Any) -> None:
             f"result), or the wrapped function itself if that is what you meant")
 
 
+#: The attribute of a function gradlab compiled from a user's function (the same body, other
+#: parameters: see :mod:`gradlab.pytrees`) naming that user's function, whose source it reads.
+ORIGINAL = "__gradlab_original__"
+
+
 def parse_function(fn: Any) -> ParsedFunction:
-    """Parse ``fn``'s source into a gast ``FunctionDef`` with line numbers kept."""
+    """Parse ``fn``'s source into a gast ``FunctionDef`` with line numbers kept (for a function
+    compiled from a user's function with other parameters, the user's function's source: the
+    caller rewrites its parameters)."""
     _refuse_unreadable(fn)
+    source_fn = getattr(fn, ORIGINAL, fn)
     try:
-        lines, first_line = inspect.getsourcelines(fn)
+        lines, first_line = inspect.getsourcelines(source_fn)
     except (OSError, TypeError) as e:
         raise GradlabError(
             f"cannot read the source of {fn.__qualname__} ({e}). gradlab needs a function "
             f"defined in a file or a notebook cell, not typed into a bare interpreter or "
             f"built with exec") from None
-    filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
+    filename = inspect.getsourcefile(source_fn) or fn.__code__.co_filename
     source = textwrap.dedent("".join(lines))
-    _require_source_matches_code(fn, source, first_line or 1, filename)
+    _require_source_matches_code(source_fn, source, first_line or 1, filename)
     try:
         module = gast.parse(source)
     except SyntaxError as e:

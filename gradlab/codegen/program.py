@@ -31,6 +31,7 @@ from .analyze import analyze, number_params
 from .build import REQUIRED, function_def, name
 from .check import check
 from .comprehensions import lower_comprehensions
+from .containers import layouts_of, read_leaves, shown_names
 from .dicts import replace_dicts
 from .emit import Source, compile_source, to_source
 from .forward import Forward, tangent_reads_old
@@ -84,9 +85,13 @@ def normalize_function(fn: Any, dialect: str = "numpy") -> Unit:
     methods have (see codegen/primitives)."""
     parsed = parse_function(fn)                                   # parse
     lift_nested_functions(parsed)                                 # normalize: nested defs
-    names = Names(_all_names(parsed.node) | {GL})
+    layouts = layouts_of(fn)
+    names = Names(_all_names(parsed.node) | {GL} | {
+        leaf for layout in layouts.values() for leaf in layout.leaves()})
     lower_comprehensions(parsed, names)                           # normalize: comprehensions
-    replace_dicts(parsed, names)                                  # as loops, dicts as entries,
+    if layouts:                                                   # as loops, container
+        read_leaves(parsed, layouts)                              # arguments as their leaves,
+    replace_dicts(parsed, names)                                  # dicts as entries,
     normalizer = Normalizer(parsed, names, dialect)               # then the rest
     function = normalizer.function()
     Renamer(names, function.params).run(function)                 # rename
@@ -304,7 +309,8 @@ class Program:
         the shapes a call showed, for the variant written as a textbook writes it (see
         :mod:`.textbook`)."""
         unit = self.main
-        fname = self.reserve("d" + unit.ir.name + "".join(f"_d{n}" for n in wrt))
+        fname = self.reserve("d" + unit.ir.name + "".join(f"_d{n}" for n in shown_names(
+            unit.fn, wrt)))
         prepared = self.derivative(unit, REVERSE, wrt, None, scalars)
         textbook = None
         if signature is not None:

@@ -15,6 +15,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import GradlabError
+from ..pytrees import has_containers
 from ..tensor import available_devices, convert, frameworks, installed_frameworks
 from ..tensor.registry import get as get_backend
 from .timing import Timing, format_ms, measure
@@ -234,6 +235,10 @@ class GradSession:
             self.error = "no inputs: give them with --run \"ARGS\" or session.args = (...)"
             self._changed()
             return []
+        if has_containers(self.args):
+            self.error = CONTAINER_INPUTS
+            self._changed()
+            return []
         targets = self.frameworks() if framework == "all" else [framework]
         results = []
         try:
@@ -371,6 +376,15 @@ def _compare_with_first(results: list[RunResult]) -> None:
                 initial=0.0)) for a, b in zip(mine, reference)), default=0.0)
         except (TypeError, ValueError):   # shapes that do not match: said elsewhere
             r.difference = None
+
+
+#: Why a run with container inputs is refused (their calls are specialised by the gradient
+#: itself, see gradlab.pytrees; the workbench runs the code of one function on arrays).
+CONTAINER_INPUTS = (
+    "the workbench runs a gradient's code on arrays, and an input here is a container (a dict, "
+    "namedtuple or dataclass): call the gradient itself, df(params, x), which gives the "
+    "gradients back in its structure (df.source_for(params, x) shows its code), or pass the "
+    "arrays as arguments of their own")
 
 
 #: The automatic search for the first NaN/Inf after a run records this many steps in full

@@ -133,3 +133,11 @@ def test_several_frameworks_make_one_comparison():
     assert all(r.difference < 1e-6 for r in results)
     rows = s.comparison().splitlines()
     assert len(rows) == len(results) + 1 and all(row.rstrip().endswith("ok") for row in rows[1:])
+
+
+def test_container_inputs_are_refused_with_the_call_to_make():
+    def of_dict(params, x):
+        return np.sum(np.tanh(x @ params["W"]) ** 2)
+    s = GradSession(gradlab.grad(of_dict), ({"W": W}, X))
+    s.run()
+    assert "call the gradient itself, df(params, x)" in s.error, s.error
