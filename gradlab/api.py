@@ -11,6 +11,7 @@ import dataclasses
 import functools
 import inspect
 import os
+import re
 import sys
 import types
 import warnings
@@ -939,6 +940,13 @@ def _forward_over(g: GradientFunction, framework: str, optimized: bool) -> Forwa
     per distinct gradient text (inputs whose framework reads the user's code differently get
     a gradient, and so a Hessian, of their own)."""
     reverse_fn = g.implementation(framework)
+    opaque = re.search(r"= gl\.vjp_of\((.*)\)$", g.source, re.MULTILINE)
+    if opaque is not None:
+        raise GradlabError(
+            f"hvp of {g.fn.__name__}: it calls {opaque.group(1).split(',')[0]}, which gradlab "
+            f"cannot read and differentiates with the framework's own autodiff, once; a "
+            f"second derivative through it is not supported. Use the framework's own hvp "
+            f"(torch.func.jvp of torch.func.grad, jax.jvp of jax.grad)")
     key = ("hvp", reverse_fn.__code__.co_filename, g.wrt, optimized, rules_version())
     transform = _cache.get(key)
     if transform is None:

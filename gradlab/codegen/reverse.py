@@ -319,6 +319,18 @@ class Reverse(StatementRules[list[PlanItem]]):
         value = call(name(vjp), [self.emitter.atom(a) for a in op.args] + [name(self.adj(target))])
         return [MultiContribution([str(op.args[i]) for i in active], value)]
 
+    def opaque_call(self, s: Assign) -> list[PlanItem]:
+        """``dx = y_vjp(dy)``: the framework's backward, recorded by the forward line."""
+        wrt = self._opaque_wrt(s)
+        if not wrt:
+            return []
+        value = call(name(s.targets[1]), [name(self.adj(s.targets[0]))])
+        return [MultiContribution([str(s.op.args[i]) for i in wrt], value)]
+
+    def _opaque_wrt(self, s: Assign) -> list[int]:
+        """The positions of an opaque call's arguments that carry a gradient."""
+        return [i for i, a in enumerate(s.op.args) if self._is_active_atom(a)]
+
     def list_item(self, s: Assign) -> list[PlanItem]:
         xs, index = s.op.args
         if not isinstance(xs, str) or not self.act.active(xs):
@@ -546,6 +558,9 @@ class Reverse(StatementRules[list[PlanItem]]):
             out.extend(pushes)
             return
         lines = e.forward(s)
+        if isinstance(s, Assign) and s.op.kind is OpKind.OPAQUE and self._active(s) and (
+                self._opaque_wrt(s)):
+            lines = [e.opaque_recorded(s, self._opaque_wrt(s))]
         if restores:
             lines = pushes + lines
         elif plan and plan.push is Push.RECORD:
