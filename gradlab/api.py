@@ -531,6 +531,8 @@ def conform_gradients(grads: Any, args: tuple[Any, ...], df: GeneratedFunction, 
     def fix(g: Any, x: Any) -> Any:
         if type(g) is type(x) and getattr(g, "dtype", None) == getattr(x, "dtype", None):
             return g
+        if isinstance(g, (dict, list)) and callable(x):   # a model's, one per parameter
+            return g
         if isinstance(x, (float, int)) and not isinstance(x, bool) and (
                 fw == PYTHON or getattr(g, "shape", ()) == ()):
             # a Python number's gradient is a Python float, whatever framework the other

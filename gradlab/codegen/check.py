@@ -87,10 +87,11 @@ def _refuse_kept_as_written(s: Assign, act: Activity) -> None:
 
 
 def _refuse_differentiated_callee(s: Assign, act: Activity) -> None:
-    """An opaque call (see opaque.py) is differentiated with respect to its arguments; the
-    callable itself carrying a gradient (a model that is ``wrt``) is another matter."""
+    """An opaque call (see opaque.py) is differentiated with respect to its arguments, and
+    a callable named by a variable that carries a gradient (``wrt="model"``) with respect to
+    its parameters; a callable reached otherwise (``layers[0](x)``) is not followed."""
     callee = ir.atom_names(s.op.node) & act.varied
-    if callee and s.targets[0] in act.useful:
+    if callee and s.targets[0] in act.useful and not isinstance(s.op.node, gast.Name):
         what = sorted(callee)[0]
         raise ir.refusal(f"{s.op.source}(...) is a call gradlab cannot read, differentiated by "
                          f"the framework's own autodiff with respect to its arguments; "

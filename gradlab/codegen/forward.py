@@ -139,6 +139,10 @@ class Forward(StatementRules[list[gast.stmt]]):
         """``y, y_dot = gl.jvp_of(model, (x, t), (x_dot, None))``: the value and its tangent by
         the framework's forward mode (None: an argument with no tangent)."""
         op = s.op
+        if ir.atom_names(op.node) & self.varied:
+            raise ir.refusal(f"forward mode with respect to the parameters of {op.source} (a "
+                             f"call gradlab cannot read) is not supported: use reverse mode "
+                             f"(gradlab.grad)", s.origin, str(op.source))
         primals = gast.Tuple(elts=[self.emitter.atom(a) for a in op.args], ctx=gast.Load())
         tangents = gast.Tuple(elts=[name(self.dot(a)) if isinstance(a, str) and a in self.varied
                                     else const(None) for a in op.args], ctx=gast.Load())

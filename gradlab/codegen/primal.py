@@ -65,9 +65,10 @@ class Emitter:
                         {k: self.atom(v) for k, v in op.kwargs.items()})
         return self.prim_expr(op)
 
-    def opaque_recorded(self, s: Assign, wrt: list[int]) -> gast.stmt:
+    def opaque_recorded(self, s: Assign, wrt: list[int], params: bool = False) -> gast.stmt:
         """``y, y_vjp = gl.vjp_of(model, x)``: the call made under the framework's autodiff,
-        differentiated with respect to the arguments at ``wrt`` (all, unless it says)."""
+        differentiated with respect to the arguments at ``wrt`` (all, unless it says), and
+        with ``params``, the callable's own parameters."""
         op = s.op
         keywords: dict[str, gast.expr] = {}
         if op.kwargs:
@@ -75,6 +76,8 @@ class Emitter:
                                              values=[self.atom(v) for v in op.kwargs.values()])
         if len(wrt) < len(op.args):
             keywords["wrt"] = gast.Tuple(elts=[const(i) for i in wrt], ctx=gast.Load())
+        if params:
+            keywords["params"] = const(True)
         value = call(attr(self.gl, "vjp_of"),
                      [self.inline(op.node)] + [self.atom(a) for a in op.args],  # type: ignore[arg-type]
                      keywords)

@@ -209,10 +209,10 @@ def test_hvp_through_an_opaque_call_is_refused() -> None:
         LAYER = None
 
 
-def test_a_differentiated_callable_is_refused() -> None:
+def test_a_gradient_for_a_callable_that_is_no_model_is_refused() -> None:
     require("torch")
     import torch
-    with pytest.raises(gradlab.GradlabError, match="f itself carries a gradient"):
+    with pytest.raises(gradlab.GradlabError, match="gradlab gives one for a torch.nn.Module"):
         gradlab.grad(through_argument, (0, 1))(torch.sin, torch.as_tensor(X))
 
 
@@ -236,3 +236,89 @@ def test_which_callables_are_opaque() -> None:
     assert not is_opaque_callable(np.cumprod)               # NumPy has no autodiff
     assert not is_opaque_callable(numpy_layer)              # gradlab reads the user's own
     assert not is_opaque_callable(3.0)
+
+
+def model_loss(model, x, y):
+    pred = model(x)
+    return np.sum((pred - y) ** 2) * 0.5
+
+
+def model_twice(model, x):
+    h = model(x)
+    return np.sum(model(x * 2.0) * h)
+
+
+def test_gradient_wrt_a_torch_module_is_keyed_like_named_parameters() -> None:
+    require("torch")
+    import torch
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(),
+                                torch.nn.Linear(4, 2)).double()
+    x, y = torch.as_tensor(X), torch.as_tensor(X[:, :2] * 0.5)
+    for fn, args, wrt in ((model_loss, (model, x, y), "model"),
+                          (model_twice, (model, x), ("model", "x"))):
+        df = gradlab.grad(fn, wrt)
+        got = df(*args)
+        grads = got[0] if isinstance(wrt, tuple) else got
+        leaf = x.clone().requires_grad_()
+        model.zero_grad()
+        reference = torch.sum((model(leaf) - y) ** 2) * 0.5 if fn is model_loss else \
+            torch.sum(model(leaf * 2.0) * model(leaf))
+        reference.backward()
+        assert list(grads) == [n for n, _ in model.named_parameters()]
+        for n, p in model.named_parameters():
+            np.testing.assert_allclose(grads[n].numpy(), p.grad.numpy(), rtol=1e-10, atol=1e-12)
+        if isinstance(wrt, tuple):
+            np.testing.assert_allclose(got[1].numpy(), leaf.grad.numpy(), rtol=1e-10)
+            assert "dmodel = gl.add_params(dmodel, dmodel_part)" in df.source_for(*args)
+
+
+def test_gradient_wrt_a_keras_layer_follows_its_trainable_variables() -> None:
+    require("tensorflow")
+    import tensorflow as tf
+    dense = layer_for("tensorflow")
+    x, y = tf.constant(X), tf.constant(X * 0.5)
+    got = gradlab.grad(model_loss, "model")(dense, x, y)
+    with tf.GradientTape() as tape:
+        value = tf.reduce_sum((dense(x) - y) ** 2) * 0.5
+    want = tape.gradient(value, dense.trainable_variables)
+    assert len(got) == len(want) == 2
+    for g, e in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=1e-10)
+
+
+def test_gradient_wrt_a_callable_pytree_in_jax() -> None:
+    require("jax")
+    import jax
+    import jax.numpy as jnp
+
+    @jax.tree_util.register_pytree_node_class
+    class Affine:              # what an Equinox module is: a callable pytree of arrays
+        def __init__(self, w, b):
+            self.w, self.b = w, b
+
+        def __call__(self, x):
+            return jnp.tanh(x @ self.w + self.b)
+
+        def tree_flatten(self):
+            return (self.w, self.b), None
+
+        @classmethod
+        def tree_unflatten(cls, aux, children):
+            return cls(*children)
+    model = Affine(jnp.asarray(W), jnp.full(3, 0.1))
+    x, y = jnp.asarray(X), jnp.asarray(X * 0.5)
+    got = gradlab.grad(model_loss, "model")(model, x, y)
+    want = jax.grad(lambda m: jnp.sum((m(x) - y) ** 2) * 0.5)(model)
+    np.testing.assert_allclose(np.asarray(got.w), np.asarray(want.w), rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(got.b), np.asarray(want.b), rtol=1e-10)
+
+
+def test_forward_mode_wrt_a_model_is_refused() -> None:
+    require("torch")
+    import torch
+    model = torch.nn.Linear(3, 2).double()
+    with pytest.raises(gradlab.GradlabError, match="forward mode with respect to the "
+                                                   "parameters of model"):
+        jv = gradlab.jvp(model_loss, "model")
+        jv(model, torch.as_tensor(X), torch.zeros(2, 2, dtype=torch.float64), model)

@@ -295,17 +295,26 @@ BACKEND = JaxBackend()
 
 
 # --- calls gradlab cannot read (codegen/opaque.py): jax.vjp, jax.jvp -----------------------------
-def vjp_of(fn: Any, *args: Any, wrt: Any = None, keywords: Any = None) -> Any:
+def vjp_of(fn: Any, *args: Any, wrt: Any = None, keywords: Any = None,
+           params: bool = False) -> Any:
     """``fn(*args)``, and ``backward(g)``: its vector-Jacobian product with respect to the
-    arguments at ``wrt`` (all by default), one gradient or a tuple, by ``jax.vjp``."""
+    arguments at ``wrt`` (all by default) and, with ``params``, to ``fn`` itself (a pytree of
+    arrays, as an Equinox module: its gradient is a pytree of the same structure, first), one
+    gradient or a tuple, by ``jax.vjp``."""
     wrt = tuple(range(len(args))) if wrt is None else tuple(wrt)
+    if params and not jax.tree_util.tree_leaves(fn):
+        raise GradlabError(
+            f"a gradient with respect to {getattr(fn, '__name__', type(fn).__name__)}, which "
+            f"holds no arrays: gradlab gives one for a callable pytree (an Equinox module); "
+            f"for a Flax module call model.apply(params, x) with params as an argument")
 
     def of(*values: Any) -> Any:
         full = list(args)
-        for i, v in zip(wrt, values):
+        call = values[0] if params else fn
+        for i, v in zip(wrt, values[1:] if params else values):
             full[i] = v
-        return _one_array(fn, fn(*full, **(keywords or {})))
-    out, pullback = jax.vjp(of, *[args[i] for i in wrt])
+        return _one_array(fn, call(*full, **(keywords or {})))
+    out, pullback = jax.vjp(of, *([fn] if params else []), *[args[i] for i in wrt])
 
     def backward(g: Any) -> Any:
         grads = pullback(jnp.broadcast_to(jnp.asarray(g, dtype=out.dtype), jnp.shape(out)))
@@ -327,6 +336,18 @@ def jvp_of(fn: Any, primals: tuple[Any, ...], tangents: tuple[Any, ...],
     directions = tuple(jnp.broadcast_to(jnp.asarray(tangents[i], dtype=p.dtype), p.shape)
                        for i, p in zip(moving, points))
     return jax.jvp(of, points, directions)
+
+
+def zeros_like_params(model: Any) -> Any:
+    """A model's gradient that nothing flowed into: zeros of its pytree's structure."""
+    return jax.tree_util.tree_map(jnp.zeros_like, model)
+
+
+def add_params(a: Any, b: Any) -> Any:
+    """Two gradients of one model added, leaf by leaf (a number is a zero)."""
+    if isinstance(a, (int, float)):
+        return b
+    return jax.tree_util.tree_map(operator.add, a, b)
 
 
 def _one_array(fn: Any, out: Any) -> Any:

@@ -345,7 +345,8 @@ BACKEND = NumPyBackend()
 
 
 # --- calls gradlab cannot read (codegen/opaque.py) ----------------------------------------------
-def vjp_of(fn: Any, *args: Any, wrt: Any = None, keywords: Any = None) -> Any:
+def vjp_of(fn: Any, *args: Any, wrt: Any = None, keywords: Any = None,
+           params: bool = False) -> Any:
     """NumPy has no autodiff of its own to differentiate a call gradlab cannot read."""
     raise GradlabError(
         f"{getattr(fn, '__name__', type(fn).__name__)} is a call gradlab cannot read (no rule, "
@@ -353,4 +354,4 @@ def vjp_of(fn: Any, *args: Any, wrt: Any = None, keywords: Any = None) -> Any:
         f"torch, JAX or TensorFlow arrays, whose framework differentiates the call")
 
 
-jvp_of = vjp_of
+jvp_of = zeros_like_params = add_params = vjp_of

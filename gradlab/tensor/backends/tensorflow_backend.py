@@ -704,13 +704,17 @@ BACKEND = TensorFlowBackend()
 
 
 # --- calls gradlab cannot read (codegen/opaque.py): tf.GradientTape, ForwardAccumulator ----------
-def vjp_of(fn: Any, *args: Any, wrt: Any = None, keywords: Any = None) -> Any:
+def vjp_of(fn: Any, *args: Any, wrt: Any = None, keywords: Any = None,
+           params: bool = False) -> Any:
     """``fn(*args)`` recorded on a tape, and ``backward(g)``: its vector-Jacobian product with
-    respect to the arguments at ``wrt`` (all by default), one gradient or a tuple."""
+    respect to the arguments at ``wrt`` (all by default) and, with ``params``, to the
+    ``trainable_variables`` of ``fn`` (a Keras layer or model: a list in that order, first),
+    one gradient or a tuple."""
     wrt = tuple(range(len(args))) if wrt is None else tuple(wrt)
     inputs = list(args)
     for i in wrt:
         inputs[i] = tf.convert_to_tensor(args[i])
+    variables = _trainable(fn) if params else []
     watched = [inputs[i] for i in wrt]
     with tf.GradientTape() as tape:
         tape.watch(watched)
@@ -718,10 +722,34 @@ def vjp_of(fn: Any, *args: Any, wrt: Any = None, keywords: Any = None) -> Any:
 
     def backward(g: Any) -> Any:
         seed = tf.broadcast_to(tf.cast(g, out.dtype), tf.shape(out))
-        grads = tape.gradient(out, watched, output_gradients=seed,
+        grads = tape.gradient(out, variables + watched, output_gradients=seed,
                               unconnected_gradients=tf.UnconnectedGradients.ZERO)
+        if params:
+            grads = [list(grads[:len(variables)])] + list(grads[len(variables):])
         return grads[0] if len(grads) == 1 else tuple(grads)
     return out, backward
+
+
+def _trainable(fn: Any) -> list[Any]:
+    variables = getattr(fn, "trainable_variables", None)
+    if variables is None:
+        raise GradlabError(
+            f"a gradient with respect to {getattr(fn, '__name__', type(fn).__name__)}, a "
+            f"callable: gradlab gives one for a Keras layer or model (its trainable_variables, "
+            f"in order); pass the tensors it computes with as arguments instead")
+    return list(variables)
+
+
+def zeros_like_params(model: Any) -> list[Any]:
+    """A model's gradient that nothing flowed into: a zero per trainable variable."""
+    return [tf.zeros_like(v) for v in _trainable(model)]
+
+
+def add_params(a: Any, b: Any) -> Any:
+    """Two gradients of one model's variables added (a number is a zero)."""
+    if not isinstance(a, list):
+        return b
+    return [x + y for x, y in zip(a, b)]
 
 
 def jvp_of(fn: Any, primals: tuple[Any, ...], tangents: tuple[Any, ...],
