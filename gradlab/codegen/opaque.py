@@ -23,9 +23,10 @@ from __future__ import annotations
 import types
 from typing import Any
 
-#: The packages whose callables a framework's autodiff differentiates.
-_AUTODIFF_ROOTS = frozenset(("torch", "jax", "jaxlib", "flax", "equinox", "tensorflow",
-                             "keras", "tf_keras"))
+#: The packages whose callables a framework's autodiff differentiates, and the framework.
+_AUTODIFF_ROOTS = {"torch": "torch", "jax": "jax", "jaxlib": "jax", "flax": "jax",
+                   "equinox": "jax", "tensorflow": "tensorflow", "keras": "tensorflow",
+                   "tf_keras": "tensorflow"}
 
 
 def _root(module: Any) -> str:
@@ -45,4 +46,17 @@ def is_opaque_callable(obj: Any) -> bool:
     return False
 
 
-__all__ = ["is_opaque_callable"]
+def model_framework(values: Any) -> str | None:
+    """The framework of the first model (a module or layer instance: a callable that is no
+    plain function) among ``values``, or None: what a run of code that calls it must use."""
+    for v in values:
+        if callable(v) and not isinstance(v, (type, types.FunctionType,
+                                              types.BuiltinFunctionType)):
+            for cls in type(v).__mro__:
+                name = _AUTODIFF_ROOTS.get(_root(cls.__module__))
+                if name is not None:
+                    return name
+    return None
+
+
+__all__ = ["is_opaque_callable", "model_framework"]

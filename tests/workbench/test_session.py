@@ -133,3 +133,21 @@ def test_several_frameworks_make_one_comparison():
     assert all(r.difference < 1e-6 for r in results)
     rows = s.comparison().splitlines()
     assert len(rows) == len(results) + 1 and all(row.rstrip().endswith("ok") for row in rows[1:])
+
+
+def loss_of_a_model(model, x):
+    pred = model(x)
+    return (pred ** 2).sum()
+
+
+def test_a_model_runs_on_its_own_framework():
+    """A torch module among the inputs: the run is on torch (the default NumPy cannot run it),
+    the other inputs converted, and the model's gradient keyed like named_parameters()."""
+    torch = pytest.importorskip("torch")
+    model = torch.nn.Linear(3, 2).double()
+    session = GradSession(gradlab.grad(loss_of_a_model, ("model", "x")),
+                          (model, np.ones((4, 3))))
+    (result,) = session.run("numpy")
+    assert result.framework == "torch" and not result.error, result.error
+    dmodel, dx = result.gradients
+    assert list(dmodel) == ["weight", "bias"] and dx.shape == (4, 3)
