@@ -11,6 +11,7 @@ import dataclasses
 import functools
 import inspect
 import os
+import re
 import sys
 import types
 import warnings
@@ -566,6 +567,8 @@ def conform_gradients(grads: Any, args: tuple[Any, ...], df: GeneratedFunction, 
     def fix(g: Any, x: Any) -> Any:
         if type(g) is type(x) and getattr(g, "dtype", None) == getattr(x, "dtype", None):
             return g
+        if isinstance(g, (dict, list)) and callable(x):   # a model's, one per parameter
+            return g
         if isinstance(x, (float, int)) and not isinstance(x, bool) and (
                 fw == PYTHON or getattr(g, "shape", ()) == ()):
             # a Python number's gradient is a Python float, whatever framework the other
@@ -1020,6 +1023,13 @@ def _forward_over(g: GradientFunction, framework: str, optimized: bool) -> Forwa
     per distinct gradient text (inputs whose framework reads the user's code differently get
     a gradient, and so a Hessian, of their own)."""
     reverse_fn = g.implementation(framework)
+    opaque = re.search(r"= gl\.vjp_of\((.*)\)$", g.source, re.MULTILINE)
+    if opaque is not None:
+        raise GradlabError(
+            f"hvp of {g.fn.__name__}: it calls {opaque.group(1).split(',')[0]}, which gradlab "
+            f"cannot read and differentiates with the framework's own autodiff, once; a "
+            f"second derivative through it is not supported. Use the framework's own hvp "
+            f"(torch.func.jvp of torch.func.grad, jax.jvp of jax.grad)")
     key = ("hvp", reverse_fn.__code__.co_filename, g.wrt, optimized, rules_version())
     transform = _cache.get(key)
     if transform is None:

@@ -32,3 +32,13 @@ def test_panel_latency_runs_in_process():
     assert out.returncode == 0, out.stdout + out.stderr
     assert "the magic, in all" in out.stdout and "panel widgets" in out.stdout, out.stdout
     assert "not measured (--no-browser)" in out.stdout, out.stdout
+
+
+def test_real_models_bench_checks_and_times():
+    """bench/real_models.py (issue 17's row): the gradient through an opaque nn.Sequential is
+    checked against loss.backward() before anything is timed."""
+    pytest.importorskip("torch")
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "real_models.py"), "--quick"],
+                         capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "dx = logits_vjp(dlogits)" in out.stdout and "loss.backward()" in out.stdout

@@ -71,6 +71,8 @@ def differentiable_inputs(s: ir.Stmt) -> set[str]:
             return names - s.frozen.keys()
         if op.kind in (OpKind.COPY, OpKind.TUPLE, OpKind.LIST, OpKind.USER, OpKind.POP):
             return {a for a in op.args if isinstance(a, str)}
+        if op.kind is OpKind.OPAQUE:   # its arguments, and the callable (check.py refuses that)
+            return ir.op_reads(op) - s.frozen.keys()
         if op.kind is OpKind.STATIC and not static_gives_no_gradient(op):
             # kept as written (a call without a rule, a dict, ``a & b``): whatever its inputs
             # carry is assumed to flow on, so that check() refuses it where it matters
@@ -184,7 +186,7 @@ def _makes_array(op: Op, arrays: set[str], user_result: UserResult | None = None
         if isinstance(node, (gast.Attribute, gast.Subscript)) and is_shape_access(node):
             return False
         return bool(ir.op_reads(op) & arrays)
-    return bool(ir.op_reads(op) & arrays) or op.kind is OpKind.USER
+    return bool(ir.op_reads(op) & arrays) or op.kind in (OpKind.USER, OpKind.OPAQUE)
 
 
 def is_shape_access(node: gast.expr) -> bool:

@@ -40,6 +40,8 @@ def check(fn: ir.Function, act: Activity, mode: str = "reverse",
             _refuse_list_mutation(s, act)
         if isinstance(s, Assign) and s.op.kind is OpKind.STATIC:
             _refuse_kept_as_written(s, act)
+        elif isinstance(s, Assign) and s.op.kind is OpKind.OPAQUE:
+            _refuse_differentiated_callee(s, act)
         elif isinstance(s, Assign) and s.op.kind is OpKind.PRIM:
             _refuse_primitive(s, act, rules)
         elif isinstance(s, ir.Effect):
@@ -82,6 +84,20 @@ def _refuse_kept_as_written(s: Assign, act: Activity) -> None:
         raise ir.refusal(f"{what} is built from {flowing[0]}, which carries a gradient, but "
                          f"gradlab cannot differentiate through {what}: {_advice(node)}",
                          s.origin, what)
+
+
+def _refuse_differentiated_callee(s: Assign, act: Activity) -> None:
+    """An opaque call (see opaque.py) is differentiated with respect to its arguments, and
+    a callable named by a variable that carries a gradient (``wrt="model"``) with respect to
+    its parameters; a callable reached otherwise (``layers[0](x)``) is not followed."""
+    callee = ir.atom_names(s.op.node) & act.varied
+    if callee and s.targets[0] in act.useful and not isinstance(s.op.node, gast.Name):
+        what = sorted(callee)[0]
+        raise ir.refusal(f"{s.op.source}(...) is a call gradlab cannot read, differentiated by "
+                         f"the framework's own autodiff with respect to its arguments; "
+                         f"{what} itself carries a gradient, which gradlab does not follow "
+                         f"through the call: pass the arrays it is made of as arguments",
+                         s.origin, str(s.op.source))
 
 
 def _refuse_primitive(s: Assign, act: Activity, rules: Any) -> None:

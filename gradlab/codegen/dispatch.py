@@ -54,6 +54,8 @@ class StatementRules(Generic[R]):
             return self.sequence(s)
         if kind is OpKind.USER:
             return self.user_call(s)
+        if kind is OpKind.OPAQUE:
+            return self.opaque_call(s)
         if kind is OpKind.POP:
             return self.pop(s)
         return self.nothing(s)          # OpKind.STATIC: kept as written, no gradient
@@ -80,6 +82,10 @@ class StatementRules(Generic[R]):
 
     def user_call(self, s: Assign) -> R:
         """``y = helper(...)``: the derivative of the user's function, generated too."""
+        return self.nothing(s)
+
+    def opaque_call(self, s: Assign) -> R:
+        """``y = model(x)``: a call gradlab cannot read, through the framework's autodiff."""
         return self.nothing(s)
 
     def pop(self, s: Assign) -> R:

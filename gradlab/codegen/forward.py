@@ -82,7 +82,11 @@ class Forward(StatementRules[list[gast.stmt]]):
         return call(attr(self.gl, helper), [name(result)])
 
     def _lines(self, s: ir.Stmt) -> list[gast.stmt]:
-        """A statement's primal lines, then the lines that carry its tangent."""
+        """A statement's primal lines, then the lines that carry its tangent (an opaque call's
+        one line computes both)."""
+        if isinstance(s, Assign) and s.op.kind is OpKind.OPAQUE and s.targets[0] in self.varied \
+                and any(a in self.varied for a in ir.op_reads(s.op)):
+            return self.rules_for(s)
         return self.emitter.forward(s) + self.rules_for(s)
 
     # --- the tangent lines of each statement (the dispatch shared with reverse mode) ---------
@@ -130,6 +134,23 @@ class Forward(StatementRules[list[gast.stmt]]):
                                                           for i in active]
         # the forward line already computed the value; the jvp recomputes it alongside
         return [assign(["_", self.dot(s.targets[0])], call(name(jvp), args))]
+
+    def opaque_call(self, s: Assign) -> list[gast.stmt]:
+        """``y, y_dot = gl.jvp_of(model, (x, t), (x_dot, None))``: the value and its tangent by
+        the framework's forward mode (None: an argument with no tangent)."""
+        op = s.op
+        if ir.atom_names(op.node) & self.varied:
+            raise ir.refusal(f"forward mode with respect to the parameters of {op.source} (a "
+                             f"call gradlab cannot read) is not supported: use reverse mode "
+                             f"(gradlab.grad)", s.origin, str(op.source))
+        primals = gast.Tuple(elts=[self.emitter.atom(a) for a in op.args], ctx=gast.Load())
+        tangents = gast.Tuple(elts=[name(self.dot(a)) if isinstance(a, str) and a in self.varied
+                                    else const(None) for a in op.args], ctx=gast.Load())
+        keywords = {"keywords": gast.Dict(keys=[const(k) for k in op.kwargs], values=[
+            self.emitter.atom(v) for v in op.kwargs.values()])} if op.kwargs else {}
+        value = call(attr(self.gl, "jvp_of"), [self.emitter.inline(op.node), primals, tangents],
+                     keywords)
+        return [assign([s.targets[0], self.dot(s.targets[0])], value)]
 
     def list_item(self, s: Assign) -> list[gast.stmt]:
         xs, index = s.op.args
@@ -224,7 +245,7 @@ def tangent_reads_old(s: Assign) -> bool:
     target = s.targets[0]
     if target not in ir.op_reads(s.op):
         return False
-    if s.op.kind is OpKind.USER:
+    if s.op.kind in (OpKind.USER, OpKind.OPAQUE):
         return True
     if s.op.kind is not OpKind.PRIM:
         return False

@@ -65,6 +65,10 @@ class OpKind(Kind):
     TUPLE = "tuple"      # a tuple of atoms (``a, b = b, a``; a framework's pair of results)
     LIST = "list"        # a Python list of atoms (``xs = [a, b]``)
     STATIC = "static"    # an inline expression kept as written (``Op.node``): no gradient
+    #: a call gradlab cannot read (a torch module, a framework function without a rule: the
+    #: callable is ``Op.node``), differentiated by the framework's own autodiff. Its statement
+    #: has two targets: the result, and the framework's backward for it (see opaque.py)
+    OPAQUE = "opaque"
     POP = "pop"          # ``xs.pop()``: the last item of a list, which loses it
 
 

@@ -415,8 +415,14 @@ class Normalizer:
     # --- expressions --------------------------------------------------------------------------
     def assign_to(self, target: str, value: gast.expr) -> None:
         op, _ = self.op(value)
-        self.emit(Assign(self.origin, [target], op))
+        self.emit(Assign(self.origin, self._targets(target, op), op))
         self._note_kind(target, op)
+
+    def _targets(self, target: str, op: Op) -> list[str]:
+        """An opaque call's statement also names the framework's backward for it."""
+        if op.kind is OpKind.OPAQUE:
+            return [target, self.names.fresh(f"{target}_vjp")]
+        return [target]
 
     def _boolean(self, atom: ir.Atom) -> bool:
         """A value that is a boolean (array) by how it was made: a comparison, ``np.isfinite``,
@@ -485,7 +491,7 @@ class Normalizer:
         self.temporaries.add(name)
         if key is not None:
             memo[key] = name
-        self.emit(Assign(self.origin, [name], op))
+        self.emit(Assign(self.origin, self._targets(name, op), op))
         self._note_kind(name, op)
         return name
 
@@ -551,6 +557,8 @@ class Normalizer:
             return self.op(indexed)
         if res.kind == "user":
             return self._user_call(res, node)
+        if res.kind == "opaque":
+            return self._opaque_call(res, node)
         if res.kind == "append":
             raise self.parsed.error("append returns None; call it on a line of its own", node,
                                     "append")
@@ -683,6 +691,20 @@ class Normalizer:
             name = self._bind_temp("parts", Op(OpKind.LIST, args=atoms))
             return name
         return self.atom(value)
+
+    def _opaque_call(self, res: Any, node: gast.Call) -> tuple[Op, str]:
+        """``model(x)``: one operation whose operands are the call's arguments (see
+        :mod:`.opaque`); the callable itself is kept as written."""
+        if any(isinstance(a, gast.Starred) for a in node.args) or any(
+                k.arg is None for k in node.keywords):
+            raise self.parsed.error(f"{res.label}(*...) / (**...): pass arguments one by one",
+                                    node, "varargs")
+        args = [self.atom(a) for a in node.args]
+        kwargs = {k.arg: self.atom(k.value) for k in node.keywords if k.arg is not None}
+        word = res.label.split(".")[-1]
+        # the callable stays an expression: the IR is copied per variant, and a model is not
+        return Op(OpKind.OPAQUE, args=args, kwargs=kwargs, node=self.inline(node.func),
+                  source=res.label), f"{word}_out"
 
     def _user_call(self, res: Any, node: gast.Call) -> tuple[Op, str]:
         fn = res.callee

@@ -60,7 +60,28 @@ class Emitter:
             return call(name(copy_name), [self.atom(a) for a in op.args])
         if op.kind is OpKind.POP:
             return call(attr(str(op.args[0]), "pop"), [])
+        if op.kind is OpKind.OPAQUE:
+            return call(self.inline(op.node), [self.atom(a) for a in op.args],  # type: ignore[arg-type]
+                        {k: self.atom(v) for k, v in op.kwargs.items()})
         return self.prim_expr(op)
+
+    def opaque_recorded(self, s: Assign, wrt: list[int], params: bool = False) -> gast.stmt:
+        """``y, y_vjp = gl.vjp_of(model, x)``: the call made under the framework's autodiff,
+        differentiated with respect to the arguments at ``wrt`` (all, unless it says), and
+        with ``params``, the callable's own parameters."""
+        op = s.op
+        keywords: dict[str, gast.expr] = {}
+        if op.kwargs:
+            keywords["keywords"] = gast.Dict(keys=[const(k) for k in op.kwargs],
+                                             values=[self.atom(v) for v in op.kwargs.values()])
+        if len(wrt) < len(op.args):
+            keywords["wrt"] = gast.Tuple(elts=[const(i) for i in wrt], ctx=gast.Load())
+        if params:
+            keywords["params"] = const(True)
+        value = call(attr(self.gl, "vjp_of"),
+                     [self.inline(op.node)] + [self.atom(a) for a in op.args],  # type: ignore[arg-type]
+                     keywords)
+        return assign(s.targets, value)
 
     def prim_expr(self, op: Op) -> gast.expr:
         prim = op.prim
@@ -149,6 +170,8 @@ class Emitter:
 
     # --- statements ------------------------------------------------------------------------------
     def forward(self, s: ir.Stmt) -> list[gast.stmt]:
+        if isinstance(s, Assign) and s.op.kind is OpKind.OPAQUE:
+            return [assign(s.targets[0], self.op_expr(s.op))]   # as written: no backward kept
         if isinstance(s, Assign):
             return [assign(s.targets, self.op_expr(s.op))]
         if isinstance(s, ir.Effect):

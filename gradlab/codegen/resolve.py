@@ -19,6 +19,7 @@ import gast
 from ..tensor.primitive import Meaning
 from ..tensor.spec import STATIC_CALLS
 from .parse import Scope
+from .opaque import is_opaque_callable
 from .primitives import DIALECT_SENSITIVE, METHODS, PATHS, signature
 from .rules import custom_rule_for, custom_signature, is_custom
 
@@ -45,7 +46,8 @@ class Transform:
 @dataclass
 class Resolution:
     """What a call means. ``kind``: 'prim', 'user', 'static' (never differentiated, kept as
-    written), 'append' (list.append), 'unknown' (a callable with no rule)."""
+    written), 'append' (list.append), 'opaque' (a callable gradlab cannot read that a
+    framework's autodiff can: see :mod:`.opaque`), 'unknown' (a callable with no rule)."""
 
     kind: str
     prim: str = ""
@@ -101,6 +103,8 @@ class Resolver:
         if parts[0] in self.locals:
             if len(parts) == 2:
                 return self._method(parts[1], node, label)
+            if len(parts) == 1:        # model(x) with model an argument: known when it runs
+                return Resolution("opaque", label=label)
             return Resolution("unknown", label=label)
         found, obj = self.scope.lookup(parts[0])
         if not found:
@@ -128,6 +132,8 @@ class Resolver:
             return Resolution("static", label=label)
         if _is_user_function(target):
             return Resolution("user", callee=target, label=label)
+        if is_opaque_callable(target):
+            return Resolution("opaque", callee=target, label=label)
         return Resolution("unknown", callee=target, label=label)
 
     def _spelled(self, meaning: Meaning, node: gast.Call, label: str) -> Resolution:

@@ -164,6 +164,8 @@ class Reverse(StatementRules[list[PlanItem]]):
         self.grad_of: dict[Any, list[ir.GradOf]] = {}
         self.inits: set[str] = set()
         self.renewed: set[str] = set()   # targets whose old value's gradient restarted
+        #: callables whose parameters get a gradient (see opaque_call): one per parameter
+        self.models: set[str] = set()
         self.needed: set[str] = set()
         self.order: dict[int, int] = {}
         self.first_def: dict[str, int] = {}
@@ -318,6 +320,29 @@ class Reverse(StatementRules[list[PlanItem]]):
         target = s.targets[0]
         value = call(name(vjp), [self.emitter.atom(a) for a in op.args] + [name(self.adj(target))])
         return [MultiContribution([str(op.args[i]) for i in active], value)]
+
+    def opaque_call(self, s: Assign) -> list[PlanItem]:
+        """``dx = y_vjp(dy)``: the framework's backward, recorded by the forward line; with a
+        model that carries a gradient, ``dmodel, dx = y_vjp(dy)`` (its parameters' first)."""
+        wrt, model = self._opaque_wrt(s), self._opaque_model(s)
+        if not wrt and model is None:
+            return []
+        targets = ([model] if model else []) + [str(s.op.args[i]) for i in wrt]
+        value = call(name(s.targets[1]), [name(self.adj(s.targets[0]))])
+        return [MultiContribution(targets, value)]
+
+    def _opaque_wrt(self, s: Assign) -> list[int]:
+        """The positions of an opaque call's arguments that carry a gradient."""
+        return [i for i, a in enumerate(s.op.args) if self._is_active_atom(a)]
+
+    def _opaque_model(self, s: Assign) -> str | None:
+        """The callable of an opaque call, where it carries a gradient itself (``wrt="model"``:
+        a gradient for its parameters, which check.py allows only for a plain name)."""
+        node = s.op.node
+        if isinstance(node, gast.Name) and self.act.active(node.id):
+            self.models.add(node.id)
+            return node.id
+        return None
 
     def list_item(self, s: Assign) -> list[PlanItem]:
         xs, index = s.op.args
@@ -546,6 +571,9 @@ class Reverse(StatementRules[list[PlanItem]]):
             out.extend(pushes)
             return
         lines = e.forward(s)
+        if isinstance(s, Assign) and s.op.kind is OpKind.OPAQUE and self._active(s) and (
+                self._opaque_wrt(s) or self._opaque_model(s)):
+            lines = [e.opaque_recorded(s, self._opaque_wrt(s), self._opaque_model(s) is not None)]
         if restores:
             lines = pushes + lines
         elif plan and plan.push is Push.RECORD:
@@ -567,6 +595,8 @@ class Reverse(StatementRules[list[PlanItem]]):
         for p in self.wrt:
             if p in state:
                 results.append(name(self.adj(p)))
+            elif p in self.models:
+                results.append(call(attr(self.gl, "zeros_like_params"), [name(p)]))
             elif self.classes.get(p) == SCALAR:
                 results.append(const(0.0))
             else:
@@ -683,7 +713,8 @@ class Reverse(StatementRules[list[PlanItem]]):
             self.first_def.get(v, 1 << 30) < self.order.get(id(at), -1))
         if not exists or self.classes.get(v) == SCALAR:
             return assign(self.adj(v), const(0.0))
-        helper = "zeros_like_list" if v in self.lists else "zeros_like"
+        helper = "zeros_like_list" if v in self.lists else "zeros_like_params" if (
+            v in self.models) else "zeros_like"
         return assign(self.adj(v), call(attr(self.gl, helper), [name(v)]))
 
     def _zero_for_earlier_iteration(self, v: str, loop: ir.For | ir.While) -> gast.stmt:
@@ -806,6 +837,9 @@ class Reverse(StatementRules[list[PlanItem]]):
             return
         if target in self.lists:
             lines.append(assign(d, call(attr(self.gl, "add_lists"), [name(d), expr])))
+            return
+        if target in self.models:      # a model's gradients: one per parameter
+            lines.append(assign(d, call(attr(self.gl, "add_params"), [name(d), expr])))
             return
         scatter = _scatter_into_zeros(expr)
         if scatter is not None:

@@ -16,6 +16,8 @@ import html
 import shutil
 from typing import Any
 
+import gast
+
 from ..codegen import ir
 from ..codegen.program import normalize_function
 
@@ -135,10 +137,15 @@ class Graph:
             label = f"{getattr(op.callee, '__name__', 'call')}()"
         elif op.kind == "static":
             return
+        elif op.kind == "opaque":     # one node per call gradlab cannot read, fed its callable
+            label = f"{op.source}()"
         else:
             label = _SYMBOLS.get(op.kind, op.kind)
         inputs = [a for a in op.args if isinstance(a, str)] + [
             a for a in op.kwargs.values() if isinstance(a, str)]
+        targets = s.targets[:1] if op.kind == "opaque" else s.targets   # not its backward
+        if op.kind == "opaque" and isinstance(op.node, gast.Name):
+            inputs.insert(0, op.node.id)
         if op.kind == "copy" and len(s.targets) == 1 and inputs:
             for a in inputs:
                 self._value_node(g, a)
@@ -150,7 +157,7 @@ class Graph:
         for a in inputs:
             self._value_node(g, a)
             self._root.edge(self._node_id(a), node)
-        for t in s.targets:
+        for t in targets:
             self._value_node(g, t)
             self._root.edge(node, self._node_id(t))
 

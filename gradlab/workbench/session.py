@@ -15,6 +15,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import GradlabError
+from ..codegen.opaque import model_framework
 from ..pytrees import has_containers
 from ..tensor import available_devices, convert, frameworks, installed_frameworks
 from ..tensor.registry import get as get_backend
@@ -240,6 +241,9 @@ class GradSession:
             self._changed()
             return []
         targets = self.frameworks() if framework == "all" else [framework]
+        native = model_framework(self.args)
+        if native is not None:     # a model runs on its own framework only
+            targets = [native]
         results = []
         try:
             for i, fw in enumerate(targets):
@@ -479,8 +483,8 @@ def device_for(framework: str, device: str) -> Any:
 
 
 def _to(value: Any, framework: str, device: Any) -> Any:
-    if isinstance(value, (int, float)) or value is None:
-        return value
+    if isinstance(value, (int, float)) or value is None or model_framework([value]):
+        return value           # a model stays what it is (see model_framework)
     if isinstance(value, (list, tuple)) and value and not hasattr(value[0], "shape") and (
             not isinstance(value[0], (list, tuple))):
         value = np.asarray(value, dtype=np.float64)

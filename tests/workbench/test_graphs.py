@@ -42,3 +42,19 @@ def test_the_graph_reads_top_to_bottom_shows_constants_and_hides_gradients_when_
         assert 'style="max-width:100%;height:auto;' in markup
     from gradlab.workbench.graphs import highlight_css
     assert "#p-v_xW ellipse" in highlight_css("p-", "xW")
+
+
+def model_loss(model, x):
+    pred = model(x)
+    return (pred ** 2).sum()
+
+
+def test_an_opaque_call_is_one_node_fed_by_its_model():
+    """A call gradlab cannot read (codegen/opaque.py) is one node labelled with the call, with
+    an edge from the model; the framework's backward it keeps is not drawn."""
+    torch = pytest.importorskip("torch")
+    model = torch.nn.Linear(3, 2).double()
+    df = gradlab.grad(model_loss, ("model", "x"))
+    dot = str(gradlab.graph(df, model, torch.ones(4, 3, dtype=torch.float64)).dot())
+    assert 'label="model()"' in dot and "v_model -> op_1" in dot and "v_x -> op_1" in dot
+    assert "pred_vjp" not in dot

@@ -141,3 +141,21 @@ def test_container_inputs_are_refused_with_the_call_to_make():
     s = GradSession(gradlab.grad(of_dict), ({"W": W}, X))
     s.run()
     assert "call the gradient itself, df(params, x)" in s.error, s.error
+
+
+def loss_of_a_model(model, x):
+    pred = model(x)
+    return (pred ** 2).sum()
+
+
+def test_a_model_runs_on_its_own_framework():
+    """A torch module among the inputs: the run is on torch (the default NumPy cannot run it),
+    the other inputs converted, and the model's gradient keyed like named_parameters()."""
+    torch = pytest.importorskip("torch")
+    model = torch.nn.Linear(3, 2).double()
+    session = GradSession(gradlab.grad(loss_of_a_model, ("model", "x")),
+                          (model, np.ones((4, 3))))
+    (result,) = session.run("numpy")
+    assert result.framework == "torch" and not result.error, result.error
+    dmodel, dx = result.gradients
+    assert list(dmodel) == ["weight", "bias"] and dx.shape == (4, 3)

@@ -13,6 +13,7 @@ import jax.scipy.special as jsp
 import numpy as np
 
 from .. import dtypes as _dtypes
+from ...errors import GradlabError
 from .base import Backend
 from .common import PadMode
 
@@ -291,3 +292,67 @@ class JaxBackend(Backend):
 
 
 BACKEND = JaxBackend()
+
+
+# --- calls gradlab cannot read (codegen/opaque.py): jax.vjp, jax.jvp -----------------------------
+def vjp_of(fn: Any, *args: Any, wrt: Any = None, keywords: Any = None,
+           params: bool = False) -> Any:
+    """``fn(*args)``, and ``backward(g)``: its vector-Jacobian product with respect to the
+    arguments at ``wrt`` (all by default) and, with ``params``, to ``fn`` itself (a pytree of
+    arrays, as an Equinox module: its gradient is a pytree of the same structure, first), one
+    gradient or a tuple, by ``jax.vjp``."""
+    wrt = tuple(range(len(args))) if wrt is None else tuple(wrt)
+    if params and not jax.tree_util.tree_leaves(fn):
+        raise GradlabError(
+            f"a gradient with respect to {getattr(fn, '__name__', type(fn).__name__)}, which "
+            f"holds no arrays: gradlab gives one for a callable pytree (an Equinox module); "
+            f"for a Flax module call model.apply(params, x) with params as an argument")
+
+    def of(*values: Any) -> Any:
+        full = list(args)
+        call = values[0] if params else fn
+        for i, v in zip(wrt, values[1:] if params else values):
+            full[i] = v
+        return _one_array(fn, call(*full, **(keywords or {})))
+    out, pullback = jax.vjp(of, *([fn] if params else []), *[args[i] for i in wrt])
+
+    def backward(g: Any) -> Any:
+        grads = pullback(jnp.broadcast_to(jnp.asarray(g, dtype=out.dtype), jnp.shape(out)))
+        return grads[0] if len(grads) == 1 else tuple(grads)
+    return out, backward
+
+
+def jvp_of(fn: Any, primals: tuple[Any, ...], tangents: tuple[Any, ...],
+           keywords: Any = None) -> Any:
+    """``fn(*primals)`` and its tangent along ``tangents`` (None: that argument is fixed)."""
+    moving = [i for i, t in enumerate(tangents) if t is not None]
+
+    def of(*values: Any) -> Any:
+        full = list(primals)
+        for i, v in zip(moving, values):
+            full[i] = v
+        return _one_array(fn, fn(*full, **(keywords or {})))
+    points = tuple(jnp.asarray(primals[i]) for i in moving)
+    directions = tuple(jnp.broadcast_to(jnp.asarray(tangents[i], dtype=p.dtype), p.shape)
+                       for i, p in zip(moving, points))
+    return jax.jvp(of, points, directions)
+
+
+def zeros_like_params(model: Any) -> Any:
+    """A model's gradient that nothing flowed into: zeros of its pytree's structure."""
+    return jax.tree_util.tree_map(jnp.zeros_like, model)
+
+
+def add_params(a: Any, b: Any) -> Any:
+    """Two gradients of one model added, leaf by leaf (a number is a zero)."""
+    if isinstance(a, (int, float)):
+        return b
+    return jax.tree_util.tree_map(operator.add, a, b)
+
+
+def _one_array(fn: Any, out: Any) -> Any:
+    if not hasattr(out, "shape") or isinstance(out, (tuple, list, dict)):
+        raise GradlabError(
+            f"{getattr(fn, '__name__', type(fn).__name__)} returned a {type(out).__name__}: "
+            f"gradlab differentiates a call it cannot read when it returns one array")
+    return out

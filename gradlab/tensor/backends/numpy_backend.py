@@ -342,3 +342,16 @@ class NumPyBackend(Backend):
 
 
 BACKEND = NumPyBackend()
+
+
+# --- calls gradlab cannot read (codegen/opaque.py) ----------------------------------------------
+def vjp_of(fn: Any, *args: Any, wrt: Any = None, keywords: Any = None,
+           params: bool = False) -> Any:
+    """NumPy has no autodiff of its own to differentiate a call gradlab cannot read."""
+    raise GradlabError(
+        f"{getattr(fn, '__name__', type(fn).__name__)} is a call gradlab cannot read (no rule, "
+        f"no Python source), and NumPy has no autodiff of its own to differentiate it: pass "
+        f"torch, JAX or TensorFlow arrays, whose framework differentiates the call")
+
+
+jvp_of = zeros_like_params = add_params = vjp_of

@@ -14,6 +14,7 @@ import numpy as np
 import tensorflow as tf
 
 from .. import dtypes as _dtypes
+from ...errors import GradlabError
 from .base import Backend
 from .common import PadMode, is_basic_index, normalize_axes, pad_indices, pad_pairs
 
@@ -700,3 +701,73 @@ def _gpu_name(device: str) -> str:
 
 
 BACKEND = TensorFlowBackend()
+
+
+# --- calls gradlab cannot read (codegen/opaque.py): tf.GradientTape, ForwardAccumulator ----------
+def vjp_of(fn: Any, *args: Any, wrt: Any = None, keywords: Any = None,
+           params: bool = False) -> Any:
+    """``fn(*args)`` recorded on a tape, and ``backward(g)``: its vector-Jacobian product with
+    respect to the arguments at ``wrt`` (all by default) and, with ``params``, to the
+    ``trainable_variables`` of ``fn`` (a Keras layer or model: a list in that order, first),
+    one gradient or a tuple."""
+    wrt = tuple(range(len(args))) if wrt is None else tuple(wrt)
+    inputs = list(args)
+    for i in wrt:
+        inputs[i] = tf.convert_to_tensor(args[i])
+    variables = _trainable(fn) if params else []
+    watched = [inputs[i] for i in wrt]
+    with tf.GradientTape() as tape:
+        tape.watch(watched)
+        out = _one_tensor(fn, fn(*inputs, **(keywords or {})))
+
+    def backward(g: Any) -> Any:
+        seed = tf.broadcast_to(tf.cast(g, out.dtype), tf.shape(out))
+        grads = tape.gradient(out, variables + watched, output_gradients=seed,
+                              unconnected_gradients=tf.UnconnectedGradients.ZERO)
+        if params:
+            grads = [list(grads[:len(variables)])] + list(grads[len(variables):])
+        return grads[0] if len(grads) == 1 else tuple(grads)
+    return out, backward
+
+
+def _trainable(fn: Any) -> list[Any]:
+    variables = getattr(fn, "trainable_variables", None)
+    if variables is None:
+        raise GradlabError(
+            f"a gradient with respect to {getattr(fn, '__name__', type(fn).__name__)}, a "
+            f"callable: gradlab gives one for a Keras layer or model (its trainable_variables, "
+            f"in order); pass the tensors it computes with as arguments instead")
+    return list(variables)
+
+
+def zeros_like_params(model: Any) -> list[Any]:
+    """A model's gradient that nothing flowed into: a zero per trainable variable."""
+    return [tf.zeros_like(v) for v in _trainable(model)]
+
+
+def add_params(a: Any, b: Any) -> Any:
+    """Two gradients of one model's variables added (a number is a zero)."""
+    if not isinstance(a, list):
+        return b
+    return [x + y for x, y in zip(a, b)]
+
+
+def jvp_of(fn: Any, primals: tuple[Any, ...], tangents: tuple[Any, ...],
+           keywords: Any = None) -> Any:
+    """``fn(*primals)`` and its tangent along ``tangents`` (None: that argument is fixed)."""
+    full = [tf.convert_to_tensor(p) if t is not None else p for p, t in zip(primals, tangents)]
+    moving = [i for i, t in enumerate(tangents) if t is not None]
+    points = [full[i] for i in moving]
+    directions = [tf.broadcast_to(tf.cast(tangents[i], p.dtype), tf.shape(p))
+                  for i, p in zip(moving, points)]
+    with tf.autodiff.ForwardAccumulator(points, directions) as acc:
+        out = _one_tensor(fn, fn(*full, **(keywords or {})))
+    return out, acc.jvp(out, unconnected_gradients=tf.UnconnectedGradients.ZERO)
+
+
+def _one_tensor(fn: Any, out: Any) -> Any:
+    if not isinstance(out, (tf.Tensor, tf.Variable)):
+        raise GradlabError(
+            f"{getattr(fn, '__name__', type(fn).__name__)} returned a {type(out).__name__}: "
+            f"gradlab differentiates a call it cannot read when it returns one tensor")
+    return out

@@ -13,6 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from .. import dtypes as _dtypes
+from ...errors import GradlabError
 from .base import Backend
 from .common import PadMode, is_basic_index, normalize_axes, pad_indices, pad_pairs
 
@@ -701,3 +702,81 @@ def _gpu_name(device: str) -> str:
 
 
 BACKEND = TorchBackend()
+
+
+# --- calls gradlab cannot read (codegen/opaque.py): torch.autograd --------------------------------
+def vjp_of(fn: Any, *args: Any, wrt: Any = None, keywords: Any = None,
+           params: bool = False) -> Any:
+    """``fn(*args)``, and its vector-Jacobian product with respect to the arguments at
+    ``wrt`` (all by default) and, with ``params``, to the parameters of ``fn`` (a
+    ``torch.nn.Module``: a dict keyed like ``named_parameters()``, first): ``backward(g)``
+    returns those gradients (one, or a tuple). The call runs under autograd once, and the
+    result is handed on detached: the rest of the generated code builds no graph."""
+    wrt = tuple(range(len(args))) if wrt is None else tuple(wrt)
+    inputs = list(args)
+    for i in wrt:
+        inputs[i] = torch.as_tensor(args[i]).detach().requires_grad_(True)
+    named = _named_parameters(fn) if params else []
+    with torch.enable_grad():
+        out = fn(*inputs, **(keywords or {}))
+    _one_tensor(fn, out)
+    leaves = [p for _, p in named] + [inputs[i] for i in wrt]
+
+    def backward(g: Any) -> Any:
+        if not out.requires_grad:        # nothing in the call depends on them
+            grads: Any = [torch.zeros_like(x) for x in leaves]
+        else:
+            seed = g if isinstance(g, torch.Tensor) else torch.full_like(out, float(g))
+            grads = torch.autograd.grad(out, leaves, seed.expand_as(out), allow_unused=True)
+            grads = [torch.zeros_like(x) if d is None else d for d, x in zip(grads, leaves)]
+        if params:
+            grads = [dict(zip([n for n, _ in named], grads[:len(named)]))] + grads[len(named):]
+        return grads[0] if len(grads) == 1 else tuple(grads)
+    return out.detach(), backward
+
+
+def _named_parameters(fn: Any) -> list[tuple[str, Any]]:
+    if not isinstance(fn, torch.nn.Module):
+        raise GradlabError(
+            f"a gradient with respect to {getattr(fn, '__name__', type(fn).__name__)}, a "
+            f"callable: gradlab gives one for a torch.nn.Module (its parameters, keyed like "
+            f"named_parameters()); pass the arrays it computes with as arguments instead")
+    return [(n, p) for n, p in fn.named_parameters() if p.requires_grad]
+
+
+def zeros_like_params(model: Any) -> dict[str, Any]:
+    """A model's gradient that nothing flowed into: a zero per parameter."""
+    return {n: torch.zeros_like(p) for n, p in _named_parameters(model)}
+
+
+def add_params(a: Any, b: Any) -> Any:
+    """Two gradients of one model's parameters added (a number is a zero)."""
+    if not isinstance(a, dict):
+        return b
+    return {n: a[n] + b[n] for n in a}
+
+
+def jvp_of(fn: Any, primals: tuple[Any, ...], tangents: tuple[Any, ...],
+           keywords: Any = None) -> Any:
+    """``fn(*primals)`` and its tangent along ``tangents`` (None: that argument is fixed), by
+    ``torch.func.jvp``."""
+    moving = [i for i, t in enumerate(tangents) if t is not None]
+
+    def of(*values: Any) -> Any:
+        full = list(primals)
+        for i, v in zip(moving, values):
+            full[i] = v
+        return _one_tensor(fn, fn(*full, **(keywords or {})))
+    points = tuple(torch.as_tensor(primals[i]) for i in moving)
+    directions = tuple(torch.as_tensor(tangents[i]).to(p.dtype).expand_as(p)
+                       for i, p in zip(moving, points))
+    value, tangent = torch.func.jvp(of, points, directions)
+    return value.detach(), tangent.detach()
+
+
+def _one_tensor(fn: Any, out: Any) -> Any:
+    if not isinstance(out, torch.Tensor):
+        raise GradlabError(
+            f"{getattr(fn, '__name__', type(fn).__name__)} returned a {type(out).__name__}: "
+            f"gradlab differentiates a call it cannot read when it returns one tensor")
+    return out
