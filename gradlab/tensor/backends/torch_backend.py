@@ -770,7 +770,7 @@ def jvp_of(fn: Any, primals: tuple[Any, ...], tangents: tuple[Any, ...],
     points = tuple(torch.as_tensor(primals[i]) for i in moving)
     directions = tuple(torch.as_tensor(tangents[i]).to(p.dtype).expand_as(p)
                        for i, p in zip(moving, points))
-    value, tangent = torch.func.jvp(of, points, directions)
+    value, tangent = torch.func.jvp(of, points, directions)[:2]   # (has_aux=False: two)
     return value.detach(), tangent.detach()
 
 
