@@ -157,12 +157,21 @@ def test_interrupted_infinite_loop_leaves_the_kernel_alive(panel):
     looping = panel.editor_text.replace("    return dW", "    while True:\n        pass\n"
                                                         "    return dW")
     assert panel.recompile(looping)
-    timer = threading.Timer(1.0, _thread.interrupt_main)
-    timer.start()
+    done = threading.Event()
+
+    def interrupt_while_running() -> None:
+        # Ctrl-C once the run is under way, again every second while it still is: on a loaded
+        # machine a single interrupt could land before the loop starts and be spent there
+        while not done.wait(1.0):
+            if panel.session.running:
+                _thread.interrupt_main()
+    watcher = threading.Thread(target=interrupt_while_running, daemon=True)
+    watcher.start()
     try:
         results = panel.run()
     finally:
-        timer.cancel()
+        done.set()
+        watcher.join()
     assert "interrupted" in results[0].error
     assert "interrupted" in panel.result.value
 
