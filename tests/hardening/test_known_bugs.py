@@ -1555,3 +1555,33 @@ def test_builtin_round_of_an_array(framework: str) -> None:
     x = np.array([0.4, 1.6, 2.5, -0.7])
     g = gradlab.grad(rounded_array)(to_framework(x, framework))
     np.testing.assert_allclose(to_numpy(g), np.full_like(x, 2.0))
+
+
+# --- numbers reaching shape functions and logsumexp on torch and TF (people fuzz, seed 2024) -----
+def logsumexp_of_a_counter(w, b):
+    v5 = b
+    for i in range(2):
+        v5 = np.tanh(v5 * w + 0.1)
+    return scipy.special.logsumexp(i) + v5
+
+
+def transposed_number(w, b):
+    v1 = w * 1.0
+    return np.transpose(v1, axes=()) + w * b
+
+
+@pytest.mark.parametrize("framework", on(bug=(
+    "scipy.special.logsumexp of a Python int (a loop counter): torch's max and TF's isfinite "
+    "take no int (crash); np.transpose of a Python float: torch's permute crashed, "
+    "TensorFlow's transpose made it float32 (a value wrong in the 8th digit)")))
+def test_numbers_through_logsumexp_and_transpose(framework: str) -> None:
+    require(framework)
+    w = to_framework(np.array(0.5), framework)
+    for fn in (logsumexp_of_a_counter, transposed_number):
+        for args in ((w, 0.7), (0.5, 0.7)):        # a 0-d array, or a Python float, for w
+            value, grads = gradlab.value_and_grad(fn, (0, 1))(*args)
+            assert float(to_numpy(value)) == pytest.approx(fn(0.5, 0.7), rel=1e-12)
+            for g, step in zip(grads, ((1e-6, 0.0), (0.0, 1e-6))):
+                want = (fn(0.5 + step[0], 0.7 + step[1]) -
+                        fn(0.5 - step[0], 0.7 - step[1])) / 2e-6
+                assert float(to_numpy(g)) == pytest.approx(want, rel=1e-6)

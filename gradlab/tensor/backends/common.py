@@ -11,6 +11,7 @@ directly, a template has no ``gl`` and fails.
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Literal
 
 import numpy as _numpy
@@ -64,7 +65,11 @@ def pad_indices(n: int, before: int, after: int, mode: PadMode) -> list[int]:
 # --- generic formulas (templates: ``gl`` is the namespace they are bound to) -------------------
 def logsumexp_shift(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
     """The maximum, or 0 where it is infinite (a row of -inf must give -inf, not nan), or 0
-    for an empty array: what logsumexp subtracts before ``exp``."""
+    for an empty array: what logsumexp subtracts before ``exp``. A Python number (a loop
+    counter) is its own maximum, in float64 as NumPy reads it (torch's max and TensorFlow's
+    isfinite take no int)."""
+    if type(x) is int or type(x) is float:
+        return float(x) if math.isfinite(x) else 0.0
     if 0 in tuple(gl.shape(x)):
         return gl.sum(gl.zeros_like(x), axis=axis, keepdims=keepdims)
     m = gl.stop_gradient(gl.max(x, axis=axis, keepdims=keepdims))

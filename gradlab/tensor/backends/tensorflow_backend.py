@@ -216,6 +216,8 @@ def reshape(x: Any, shape: Any) -> Any:
 
 
 def transpose(x: Any, axes: Any = None) -> Any:
+    if type(x) is float or type(x) is int:
+        return x     # a number is its own transpose, and tf.transpose would make it float32
     return tf.transpose(x, perm=axes)
 
 

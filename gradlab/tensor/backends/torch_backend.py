@@ -244,11 +244,13 @@ def reshape(x: Any, shape: Any) -> Any:
 
 
 def transpose(x: Any, axes: Any = None) -> Any:
+    if type(x) is float or type(x) is int:
+        return x                # a number is its own transpose (NumPy: of every axis order)
     if axes is None:
         if x.dim() < 2:
             return x            # NumPy's .T of a number or a vector is itself
         return x.permute(*reversed(range(x.dim())))
-    return x.permute(*axes)
+    return torch.permute(x, tuple(axes))   # () for a 0-d tensor, which permute(*()) refuses
 
 
 swapaxes, moveaxis, broadcast_to = torch.swapaxes, torch.moveaxis, torch.broadcast_to
