@@ -5,7 +5,6 @@ from __future__ import annotations
 import html
 import re
 import signal
-import threading
 
 import numpy as np
 import pytest
