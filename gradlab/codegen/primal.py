@@ -276,8 +276,8 @@ class _InlineRewriter(gast.NodeTransformer):
                 return call(attr(self.e.gl, "transpose"), [node.value])
             if node.attr == "size":
                 return call(attr(self.e.gl, "size"), [node.value])
-            if node.attr in ("shape", "ndim"):
-                return call(attr(self.e.gl, node.attr), [node.value])
+            if node.attr == "shape":
+                return call(attr(self.e.gl, "shape"), [node.value])
         return node
 
 
