@@ -265,10 +265,10 @@ def _place_after(facts: _Facts, pop: gast.stmt, deps: list[gast.stmt]) -> bool:
         return True
     block = facts.sites[id(pop)].block
     start = _index(block, pop)
-    positions = [_index(block, d) for d in deps]
-    if start is None or any(p is None for p in positions):
+    positions = [p for p in (_index(block, d) for d in deps) if p is not None]
+    if start is None or len(positions) != len(deps):
         return False
-    last = max(positions)    # type: ignore[type-var]
+    last = max(positions)
     if last < start:
         return True
     between = block[start + 1:last + 1]
