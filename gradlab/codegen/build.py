@@ -80,6 +80,12 @@ def is_comment(s: gast.stmt) -> bool:
             and isinstance(s.value.func, gast.Name) and s.value.func.id == COMMENT)
 
 
+def quotes_line(s: gast.Expr) -> bool:
+    """Whether comment ``s`` quotes a line of the user's (its line number is positive)."""
+    args = s.value.args  # type: ignore[attr-defined]
+    return bool(args) and isinstance(args[0], gast.Constant) and args[0].value > 0
+
+
 def index_value(index: gast.expr) -> gast.expr:
     """An index written for a subscript (``1:, ::2``) as a value that can be passed to a
     function (``(slice(1, None), slice(None, None, 2))``)."""

@@ -4,7 +4,7 @@ different in what they compute.
 - In a gradient, two rewrites of products that know which values share a shape (the shape
   classes of :func:`.shapes.shape_classes`): a ``gl.broadcast_like`` that the product around it
   does anyway is skipped, and the numbers of a product are multiplied first.
-- Dead code and copies removed. Both passes are deliberately conservative: a statement is dead
+- ``p + -q`` written ``p - q``. Dead code and copies removed. Both passes are deliberately conservative: a statement is dead
   only if nothing anywhere in the function reads what it assigns and it has no effect (stack
   pushes and pops are effects); a copy ``a = b`` is propagated only when ``a`` is a generated
   name assigned once and ``b`` is never reassigned, so the user's own names always stay visible.
@@ -18,7 +18,7 @@ from typing import Any, Callable
 import gast
 
 from . import trees
-from .build import is_comment
+from .build import is_comment, quotes_line
 from .shapes import SCALAR
 
 _EFFECT_METHODS = {"append", "pop"}
@@ -31,12 +31,15 @@ def optimize(fn: gast.FunctionDef, keep: set[str], user_names: set[str],
     if shapes is not None:
         skip_broadcasts(fn.body, shapes)
         scalars_first(fn.body, shapes)
+    subtract_negations(fn)
     while True:
         names = _Names(fn)
         # the names in ``keep`` (the value the caller reads back) are never renamed away
         fixed = user_names | keep
         changed = _drop_where(names, lambda b, i: _propagate_copy(b[i], names, fixed))
         changed |= _drop_where(names, lambda b, i: _propagate_local_copy(b, i, names, fixed))
+        changed |= _drop_where(names, lambda b, i: _propagate_block_copy(b, i, names, fixed))
+        changed |= _drop_where(names, lambda b, i: _is_self_copy(b[i]))
         changed |= _drop_where(names, lambda b, i: _fold_local_negation(b, i, names,
                                                                         user_names))
         changed |= _drop_where(names, lambda b, i: _is_dead(b[i], names, keep))
@@ -200,6 +203,42 @@ def _propagate_local_copy(block: list[gast.stmt], i: int, names: _Names,
     return True
 
 
+def _propagate_block_copy(block: list[gast.stmt], i: int, names: _Names,
+                          user_names: set[str]) -> bool:
+    """``a = b`` (``a`` a generated name assigned once) whose every read is later in the same
+    block, with ``b`` written before the last of them only by copies back ``b = a``: the
+    reads read ``b`` and the copies back become ``b = b``, which go. A gradient passed through
+    unchanged makes this: ``dc_plus_product = dc`` ... ``dc = dc_plus_product``."""
+    pair = _copy(block[i])
+    if pair is None:
+        return False
+    a, b = pair
+    if a in user_names or a == b or names.stores.get(a, 0) != 1 or not names.load_count(a):
+        return False
+    uses = {id(n) for n in names.loads[a]}
+    found = 0
+    for later in block[i + 1:]:
+        if found == len(uses):
+            break
+        walked = list(trees.walk(later))
+        found += sum(1 for n in walked if id(n) in uses)
+        if _copy(later) == (b, a):
+            continue
+        if any(isinstance(n, gast.Name) and n.id == b and isinstance(n.ctx, gast.Store)
+               for n in walked):
+            return False
+    if found != len(uses):
+        return False
+    names.rename_loads(a, b)
+    return True
+
+
+def _is_self_copy(s: gast.stmt) -> bool:
+    """``x = x``: nothing to do (what a copy propagated back to its source leaves)."""
+    pair = _copy(s)
+    return pair is not None and pair[0] == pair[1]
+
+
 def _only_later_use(block: list[gast.stmt], i: int, a: str, b: str, names: _Names,
                     user_names: set[str]) -> gast.stmt | None:
     """The statement after ``block[i]``, in the same block, holding the only read of ``a`` (a
@@ -253,6 +292,16 @@ def _added_term(s: gast.stmt, use: gast.Name) -> gast.BinOp | None:
     return None
 
 
+def subtract_negations(fn: gast.AST) -> None:
+    """``p + -q`` written ``p - q``: the same number (a subtraction adds the negation), one
+    operation fewer, and how a person writes it."""
+    for node in trees.walk(fn):
+        if (isinstance(node, gast.BinOp) and isinstance(node.op, gast.Add)
+                and isinstance(node.right, gast.UnaryOp) and isinstance(node.right.op, gast.USub)):
+            node.op = gast.Sub()
+            node.right = node.right.operand
+
+
 def _drop_dangling_comments(block: list[gast.stmt]) -> None:
     """A quoted line with nothing left under it is noise."""
     i = 0
@@ -263,16 +312,11 @@ def _drop_dangling_comments(block: list[gast.stmt]) -> None:
             if isinstance(inner, list):
                 _drop_dangling_comments(inner)
         nxt = block[i + 1] if i + 1 < len(block) else None
-        if is_comment(s) and _quotes_line(s) and (nxt is None or (
-                is_comment(nxt) and _quotes_line(nxt))):
+        if is_comment(s) and quotes_line(s) and (nxt is None or (
+                is_comment(nxt) and quotes_line(nxt))):
             del block[i]
             continue
         i += 1
-
-
-def _quotes_line(s: gast.Expr) -> bool:
-    args = s.value.args  # type: ignore[attr-defined]
-    return bool(args) and isinstance(args[0], gast.Constant) and args[0].value > 0
 
 
 # --- products in gradients -------------------------------------------------------------------

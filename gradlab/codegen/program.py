@@ -39,6 +39,7 @@ from .invariance import freeze_shifts
 from .naming import Names
 from .nested import lift_nested_functions
 from .normalize import Normalizer, assigned_names
+from .inline import inline_temporaries
 from .inplace import update_in_place
 from .optimize import optimize
 from .parse import ParsedFunction, is_generated, parse_function
@@ -49,6 +50,7 @@ from .resolve import Resolver
 from .reverse import Reverse, keeps_old_and_new
 from .rules import custom_rule_for
 from .ranks import Signature, infer_shapes
+from .recompute import recompute_saved
 from .saves import drop_stacks, list_names, save_shapes, shape_only_stacks, unread_stacks
 from .shapes import SCALAR, indexed_parameters, shape_classes, vector_facts
 from .textbook import Textbook, fill_spreads
@@ -293,9 +295,19 @@ class Program:
         shaped = shape_only_stacks(fn_def, set(stacks) - unread, keep, GL) if stacks else {}
         if shaped:
             save_shapes(fn_def, shaped, GL)
-        if unread and self.optimized:   # what was computed only to be saved goes too
-            optimize(fn_def, keep, unit.user_names)
+        # a value as cheap to compute again as to keep is computed again (not under a
+        # checkpoint schedule, whose backward pass reruns parts of the forward pass)
+        recomputed = recompute_saved(fn_def, set(stacks) - unread - set(shaped), GL) if (
+            self.optimized and stacks and shapes is not None and not self.checkpoint) else set()
+        if (unread or recomputed) and self.optimized:   # what was computed only to be saved
+            optimize(fn_def, keep, unit.user_names)     # goes too
         self.defs.append(fn_def)
+
+    def inline(self, fn_def: gast.FunctionDef, unit: Unit, keep: set[str]) -> None:
+        """The last pass over a finished function: its single-use temporaries folded into
+        their use (:mod:`.inline`), keeping the names in ``keep``."""
+        if self.optimized:
+            inline_temporaries(fn_def, unit.user_names, keep, GL)
 
     def indexed(self) -> set[str]:
         """The main function's parameters that a variant may know to be 1-d arrays (see
@@ -331,6 +343,7 @@ class Program:
         if textbook is not None:
             fill_spreads(fn_def, textbook)
         update_in_place(fn_def)
+        self.inline(fn_def, unit, {builder.value_name})
         self.defs.insert(0, self.defs.pop())   # the gradient first, helpers after
         return Gradient(fname, builder.seed, builder.value_name)
 
@@ -346,6 +359,7 @@ class Program:
         # tangent whose backward pass reads only the value's shape is not kept either
         self.add(fn_def, unit, keep or set(),
                  stacks=list_names(fn_def) if is_generated(unit.fn) else ())
+        self.inline(fn_def, unit, keep or set())
         self.defs.insert(0, self.defs.pop())
         return fname
 
@@ -391,6 +405,7 @@ class Program:
         fn_def = builder.build()                                            # differentiate
         self.add(fn_def, unit, set(), builder.classes, builder.stacks.values())
         update_in_place(fn_def)
+        self.inline(fn_def, unit, set())
         return fname
 
     def jvp(self, fn: Any, active: tuple[int, ...], mask: tuple[bool, ...] | None = None
@@ -409,6 +424,7 @@ class Program:
         fn_def = Forward(self, unit, self.derivative(unit, FORWARD, wrt, array_params(unit, mask)),
                          wrt, fname, subroutine=True).build()               # differentiate
         self.add(fn_def, unit, set())
+        self.inline(fn_def, unit, set())
         return fname
 
     def _variant_name(self, fn: Any, unit: Unit, mask: tuple[bool, ...], suffix: str) -> str:

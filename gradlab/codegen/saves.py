@@ -37,12 +37,12 @@ def unread_stacks(fn: gast.FunctionDef, stacks: Iterable[str], live_at_exit: set
     ``live_at_exit``: names read after the function's code (the value the caller is handed
     beside the gradients). A stack used in any other way than ``s = []``, ``s.append(v)``
     and ``v = s.pop()`` is kept."""
-    candidates = _only_pushed_and_popped(fn, set(stacks))
+    candidates = only_pushed_and_popped(fn, set(stacks))
     if not candidates:
         return set()
     pops: dict[str, list[gast.Assign]] = {}
     for node in trees.walk(fn):
-        popped = _popped(node)
+        popped = popped_stack(node)
         if popped is not None and popped[0] in candidates:
             pops.setdefault(popped[0], []).append(node)
     try:
@@ -68,13 +68,13 @@ def shape_only_stacks(fn: gast.FunctionDef, stacks: Iterable[str], live_at_exit:
         read = _shape_read(node, gl)
         if read is not None:
             shaped.add(read)
-        pop = _popped(node)
+        pop = popped_stack(node)
         if pop is not None:
             popped.setdefault(pop[0], set()).add(pop[1])
     values = {s: next(iter(v)) for s, v in popped.items() if len(v) == 1 and v <= shaped}
     once = [v for v in values.values()]
     values = {s: v for s, v in values.items() if once.count(v) == 1}
-    candidates = _only_pushed_and_popped(fn, set(stacks) & set(values))
+    candidates = only_pushed_and_popped(fn, set(stacks) & set(values))
     if not candidates:
         return {}
     trial = trees.clone(fn)
@@ -82,7 +82,7 @@ def shape_only_stacks(fn: gast.FunctionDef, stacks: Iterable[str], live_at_exit:
     shapes = {s: _fresh(taken, values[s] + "_shape") for s in sorted(candidates)}
     _rename_shape_reads(trial, {values[s]: shapes[s] for s in candidates}, gl)
     for node in trees.walk(trial):
-        pop = _popped(node)
+        pop = popped_stack(node)
         if pop is not None and pop[0] in candidates:
             node.targets[0].id = shapes[pop[0]]
     liveness = _Liveness(live_at_exit, {s: values[s] for s in candidates})
@@ -106,10 +106,10 @@ def save_shapes(fn: gast.FunctionDef, stacks: dict[str, str], gl: str = "gl") ->
     renamed = {s: _fresh(taken, shapes[s] + "_stack") for s in sorted(stacks)}
     _rename_shape_reads(fn, {v: shapes[s] for s, v in stacks.items()}, gl)
     for node in trees.walk(fn):
-        pop = _popped(node)
+        pop = popped_stack(node)
         if pop is not None and pop[0] in stacks:
             node.targets[0].id = shapes[pop[0]]
-        pushed = _pushed(node)
+        pushed = pushed_stack(node)
         if pushed is not None and pushed in stacks:
             node.value.args[0] = call(attr(gl, "shape"), [node.value.args[0]])
         if isinstance(node, gast.Name) and node.id in stacks:
@@ -157,10 +157,10 @@ def drop_stacks(fn: gast.FunctionDef, dropped: set[str]) -> None:
                 s.targets[0], gast.Name) and s.targets[0].id in dropped and isinstance(
                 s.value, gast.List):
             return False
-        pushed = _pushed(s)
+        pushed = pushed_stack(s)
         if pushed is not None and pushed in dropped:
             return False
-        popped = _popped(s)
+        popped = popped_stack(s)
         return not (popped is not None and popped[0] in dropped)
 
     def clean(block: list[gast.stmt]) -> list[gast.stmt]:
@@ -188,7 +188,7 @@ def list_names(fn: gast.FunctionDef) -> set[str]:
 
 
 # --- the shapes of the statements involved ----------------------------------------------------
-def _pushed(s: gast.AST) -> str | None:
+def pushed_stack(s: gast.AST) -> str | None:
     """``s`` for ``s.append(v)`` written as a statement."""
     if (isinstance(s, gast.Expr) and isinstance(s.value, gast.Call)
             and isinstance(s.value.func, gast.Attribute) and s.value.func.attr == "append"
@@ -198,7 +198,7 @@ def _pushed(s: gast.AST) -> str | None:
     return None
 
 
-def _popped(s: gast.AST) -> tuple[str, str] | None:
+def popped_stack(s: gast.AST) -> tuple[str, str] | None:
     """``(s, v)`` for ``v = s.pop()``."""
     if (isinstance(s, gast.Assign) and len(s.targets) == 1
             and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Call)
@@ -209,7 +209,7 @@ def _popped(s: gast.AST) -> tuple[str, str] | None:
     return None
 
 
-def _only_pushed_and_popped(fn: gast.FunctionDef, stacks: set[str]) -> set[str]:
+def only_pushed_and_popped(fn: gast.FunctionDef, stacks: set[str]) -> set[str]:
     """The stacks of ``stacks`` every mention of which is its one creation (``s = []``), a push
     or a pop (one walk of the function for all of them)."""
     allowed: set[int] = set()
@@ -224,16 +224,16 @@ def _only_pushed_and_popped(fn: gast.FunctionDef, stacks: set[str]) -> set[str]:
         if isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(
                 node.targets[0], gast.Name) and node.targets[0].id in stacks:
             stack = node.targets[0].id
-            if _popped(node) is None:
+            if popped_stack(node) is None:
                 if isinstance(node.value, gast.List) and not node.value.elts:
                     creations[stack] = creations.get(stack, 0) + 1
                 else:
                     spoiled.add(stack)
             allowed.add(id(node.targets[0]))
-        pushed = _pushed(node)
+        pushed = pushed_stack(node)
         if pushed is not None and pushed in stacks:
             allowed.add(id(node.value.func.value))   # type: ignore[attr-defined]
-        popped = _popped(node)
+        popped = popped_stack(node)
         if popped is not None and popped[0] in stacks:
             allowed.add(id(node.value.func.value))   # type: ignore[attr-defined]
     spoiled |= {n.id for n in mentions if id(n) not in allowed}
@@ -294,7 +294,7 @@ class _Liveness:
     def stmt(self, s: gast.stmt, live: set[str], loop: tuple[set[str], set[str]] | None
              ) -> set[str]:
         if isinstance(s, gast.Assign):
-            popped = _popped(s)
+            popped = popped_stack(s)
             if popped is not None and popped[1] in live:
                 self.read_pops.add(id(s))
             if popped is not None and self.watch.get(popped[0], "") in live:

@@ -2,9 +2,11 @@
 and what it leaves. Values are checked by the corpus on every backend; here, the text."""
 from __future__ import annotations
 
+import gast
 import numpy as np
 
 import gradlab
+from gradlab.codegen.optimize import optimize, subtract_negations
 
 
 def spring(k, x, v, c):
@@ -41,3 +43,37 @@ def test_a_negation_used_otherwise_keeps_its_line() -> None:
     d = x - y
     np.testing.assert_allclose(df(x, y), 2 * d - np.exp(-d))
     assert "neg_d = -d" in df.source
+
+
+def cost(u, T0):
+    T = T0
+    c = 0.0
+    for t in range(u.shape[0]):
+        T = T + 0.2 * u[t]
+        c = c + 0.3 * u[t] * u[t] + (T - 21.0) ** 2
+    return c
+
+
+def test_a_gradient_passed_through_unchanged_is_not_copied() -> None:
+    """``dc_plus_product = dc`` ... ``dc = dc_plus_product``: the copies go, the gradient
+    stays the one that keeps them."""
+    u = np.array([0.5, -1.0, 2.0])
+    df = gradlab.grad(cost)
+    source = df.variant_source(u, 20.0)
+    assert "dc_plus_product" not in source and "dc = dc" not in source
+    kept = gradlab.grad(cost, optimized=False)
+    assert "dc_plus_product" in kept.variant_source(u, 20.0)
+    np.testing.assert_allclose(df(u, 20.0), kept(u, 20.0), rtol=1e-12)
+
+
+def test_a_copy_whose_source_changes_before_its_last_read_stays() -> None:
+    fn = gast.parse("def f(b, x):\n    a = b\n    b = x\n    y = a + b\n    return y").body[0]
+    optimize(fn, set(), {"f", "b", "x", "y"})
+    assert "a" in {n.id for n in gast.walk(fn) if isinstance(n, gast.Name)}
+
+
+def test_an_added_negation_is_a_subtraction() -> None:
+    fn = gast.parse("def f(p, q):\n    return p + -q").body[0]
+    subtract_negations(fn)
+    ret = fn.body[0].value
+    assert isinstance(ret.op, gast.Sub) and isinstance(ret.right, gast.Name)
