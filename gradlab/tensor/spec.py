@@ -256,8 +256,11 @@ TABLE: list[Primitive] = [
     prim("swapaxes", "(x, axis1, axis2)", VIEW, linear=(0,), np="swapaxes",
          torch=["swapaxes", S("transpose", rename={"dim0": "axis1", "dim1": "axis2"})],
          method="swapaxes",
-         torch_method=S("transpose", rename={"dim0": "axis1", "dim1": "axis2"}),
-         attr=S("mT", defaults={"axis1": -2, "axis2": -1})),
+         torch_method=S("transpose", rename={"dim0": "axis1", "dim1": "axis2"})),
+    # x.mT: the last two axes swapped; of a 0-d value the value itself (torch's mT), of a vector
+    # refused (NumPy, torch and JAX raise)
+    prim("matrix_transpose", "(x)", VIEW, linear=(0,),
+         np="matrix_transpose linalg.matrix_transpose", tf="linalg.matrix_transpose", attr="mT"),
     prim("moveaxis", "(x, source, destination)", VIEW, linear=(0,), np="moveaxis",
          torch="moveaxis"),
     prim("atleast_1d", "(x)", VIEW, np="atleast_1d"),

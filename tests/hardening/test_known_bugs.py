@@ -14,7 +14,7 @@ import pytest
 
 import gradlab
 from gradlab.tensor import FRAMEWORKS
-from tests.conftest import require, to_framework, to_numpy
+from tests.conftest import central_difference, require, to_framework, to_numpy
 
 
 def on(*broken: str, bug: str) -> list[object]:
@@ -614,6 +614,28 @@ def only(framework: str, bug: str, fixed: bool = False) -> list[object]:
     is open; a fixed bug keeps its text and says ``fixed=True``."""
     marks = [pytest.mark.xfail(strict=True, reason=bug)] if bug and not fixed else []
     return [pytest.param(framework, marks=marks, id=framework)]
+
+
+def assert_derivatives(f, x: np.ndarray, framework: str) -> None:
+    """grad, jvp (value and tangent) and hvp of ``f`` at ``x`` on ``framework``, each against
+    central differences of the function (of its gradient, for hvp)."""
+    fx = to_framework(x, framework)
+    expected = central_difference(lambda a: f(to_framework(a, framework)), x)
+    np.testing.assert_allclose(to_numpy(gradlab.grad(f)(fx)), expected, rtol=1e-5, atol=1e-7)
+    v = np.random.default_rng(3).normal(size=x.shape)
+    value, tangent = gradlab.jvp(f)(fx, to_framework(v, framework))
+    assert float(to_numpy(value)) == pytest.approx(float(to_numpy(f(fx))), rel=1e-9)
+    assert float(to_numpy(tangent)) == pytest.approx(float(np.sum(expected * v)), abs=1e-6)
+    g = gradlab.grad(f)
+    fd = np.zeros_like(x)
+    if x.shape:
+        fd = (to_numpy(g(to_framework(x + 1e-5 * v, framework)))
+              - to_numpy(g(to_framework(x - 1e-5 * v, framework)))) / 2e-5
+    else:
+        fd = (float(to_numpy(g(to_framework(x + 1e-5 * v, framework))))
+              - float(to_numpy(g(to_framework(x - 1e-5 * v, framework))))) / 2e-5
+    h = to_numpy(gradlab.hvp(f)(fx, to_framework(v, framework)))
+    np.testing.assert_allclose(h, fd, rtol=1e-4, atol=1e-5)
 
 
 def answers_or_refuses(call) -> tuple[bool, object]:  # type: ignore[no-untyped-def]
@@ -1270,6 +1292,40 @@ def test_transpose_of_a_number_on_torch(framework: str) -> None:
     require(framework)
     g = gradlab.grad(sine_of_transpose)(to_framework(np.array(0.5), framework))
     assert float(to_numpy(g)) == pytest.approx(np.cos(0.5))
+
+
+def matrix_transpose_of(x):
+    return torch.sum(torch.sin(x.mT) * x.mT)
+
+
+@pytest.mark.parametrize("framework", on(
+    bug=(
+        "x.mT of a 0-d torch tensor (the tensor itself, as torch gives it): IndexError in the "
+        "generated code (it was swapaxes(x, -2, -1))")))
+@pytest.mark.parametrize("shape", [(), (2, 3), (2, 2, 3)])
+def test_matrix_transpose_of_a_number_and_of_matrices(framework: str, shape) -> None:
+    require(framework)
+    require("torch")
+    x = np.random.default_rng(5).uniform(-1, 1, shape)
+    if framework == "torch":
+        assert_derivatives(matrix_transpose_of, x, framework)
+        return
+    # the torch-written function on another framework's arrays: gradlab's gl runs it there
+    g = gradlab.grad(matrix_transpose_of)(to_framework(x, framework))
+    np.testing.assert_allclose(to_numpy(g), central_difference(
+        lambda a: matrix_transpose_of(torch.as_tensor(a)), x), rtol=1e-5, atol=1e-7)
+
+
+def mT_of_vector(x):
+    return torch.sum(x.mT)
+
+
+def test_matrix_transpose_of_a_vector_is_refused() -> None:
+    """torch, NumPy and JAX raise on a vector's .mT; gradlab refuses, at the user's line."""
+    require("torch")
+    with pytest.raises(GradlabError, match="no matrix transpose") as info:
+        gradlab.grad(mT_of_vector)(torch.ones(3, dtype=torch.float64))
+    assert "return torch.sum(x.mT)" in " ".join(getattr(info.value, "__notes__", []))
 
 
 # --- std-of-one-element-nan (switch STATISTICS_OF_SCALARS) ----------------------------------------

@@ -418,6 +418,18 @@ for _axes in (None, (1, 0, 2), (2, 0, 1), (-1, 0, 1)):
 case("transpose", _X234, id="defaults")
 for _a1, _a2 in ((0, 2), (-1, 0), (1, 1)):
     case("swapaxes", _X234, _a1, _a2, traced=_a1 == -1)
+case("matrix_transpose", _X234, id="2x3x4", traced=True)
+case("matrix_transpose", F(3, 4), id="3x4")
+case("matrix_transpose", FV(1.5), ref=lambda x: x, id="0-d: itself (torch's x.mT)")
+
+
+def _check_mT_of_vector_refused(fn: Any, fw: str, dt: Any) -> None:
+    from gradlab.errors import GradlabError
+    with pytest.raises(GradlabError, match="no matrix transpose"):
+        fn(to_framework(np.ones(3, dtype=dt), fw))
+
+
+case("matrix_transpose", check=_check_mT_of_vector_refused, id="a vector is refused")
 for _s, _d in ((0, -1), (-1, 0), (1, 2), (2, 1)):
     case("moveaxis", _X234, _s, _d, traced=_s == 0)
 for _axis in (0, -1, 1, (0, 2), (-1, 0)):

@@ -370,6 +370,11 @@ def transpose(y, x, axes=None):
     y_dot = gl.transpose(x_dot, axes)
 
 
+@tangent("matrix_transpose")
+def matrix_transpose(y, x):
+    y_dot = gl.matrix_transpose(x_dot)
+
+
 @tangent("swapaxes")
 def swapaxes(y, x, axis1, axis2):
     y_dot = gl.swapaxes(x_dot, axis1, axis2)

@@ -423,6 +423,11 @@ def transpose(y, x, axes=None):
         dx = gl.transpose(dy, gl.inverse_axes(axes))
 
 
+@adjoint("matrix_transpose")
+def matrix_transpose(y, x):
+    dx = gl.matrix_transpose(dy)
+
+
 @adjoint("swapaxes")
 def swapaxes(y, x, axis1, axis2):
     dx = gl.swapaxes(dy, axis1, axis2)

@@ -15,6 +15,7 @@ from typing import Any, Callable, Literal
 
 import numpy as _numpy
 
+from ...errors import GradlabError
 from .. import dtypes as _dtypes
 
 #: The namespace a template is bound to (set in each bound copy, never here).
@@ -97,6 +98,19 @@ def builtin_round(x: Any, ndigits: int | None = None) -> Any:
         return gl.round(x, ndigits)
     rounded = gl.round(x)
     return int(rounded) if gl.ndim(rounded) == 0 else rounded
+
+
+def matrix_transpose(x: Any) -> Any:
+    """``x.mT``: the last two axes swapped. A 0-d value is its own transpose, as torch's
+    ``mT`` gives it (NumPy's ``.T`` of a number too); a vector has no matrix transpose, and
+    NumPy, torch and JAX raise: refused here with what to write instead."""
+    n = gl.ndim(x)
+    if n == 0:
+        return x
+    if n == 1:
+        raise GradlabError("x.mT of a vector: a 1-d array has no matrix transpose (NumPy, torch "
+                           "and JAX raise); write x itself, or x[:, None] for a column")
+    return gl.swapaxes(x, -2, -1)
 
 
 def rsqrt(x: Any) -> Any:
@@ -287,6 +301,7 @@ def dtype(x: Any) -> _dtypes.DType:
 GENERIC: dict[str, Callable[..., Any]] = dict(
     logsumexp=logsumexp, logsumexp_shift=logsumexp_shift, softmax=softmax,
     log_softmax=log_softmax, hypot=hypot, builtin_round=builtin_round, rsqrt=rsqrt,
+    matrix_transpose=matrix_transpose,
     squared_difference=squared_difference, sigmoid=sigmoid, softplus=softplus, relu=relu,
     sum_to=sum_to, unbroadcast=unbroadcast, unbroadcast_to=unbroadcast_to, norm=norm,
     linalg_norm=linalg_norm, atleast_1d=atleast_1d,
