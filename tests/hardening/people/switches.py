@@ -110,8 +110,13 @@ TORCH_MAX_MIN_WITH_DIM = True
 #: matrix-norm-ords (test_frobenius_norm, test_spectral_norm_of_matrix, test_nuclear_norm):
 #: norms with an ord ('fro', 2, 1, 'nuc', 'euclidean') are vector norms or constants in gradlab:
 #: 'fro' gives a zero gradient, 2 and 1 of a matrix a wrong value, string ords crash. While
-#: False, norms take no ord.
-NORM_ORDS = False
+#: False, norms take no ord. FIXED (test_norm_with_an_ord, test_norm_with_an_ord_in_each_framework,
+#: test_matrix_norms_needing_singular_values_are_refused): ``linalg_norm`` reads a matrix as
+#: np.linalg.norm does ('fro', 1, inf, -inf: column or row sums, their rules through
+#: ``linalg_norm_weights``; tf.norm only over two axes); vector norms take inf and -inf;
+#: ``np.inf``, ``math.inf``, ``float('inf')`` as an ord are the literal infinity; the matrix
+#: norms that need singular values (2, -2, 'nuc') and -1 are refused, at the user's line.
+NORM_ORDS = True
 #: transpose-of-scalar-or-vector (test_transpose_of_a_number_on_torch,
 #: test_transpose_method_with_one_axis): x.T of a 0-d value crashes on PyTorch; x.transpose(0)
 #: of a vector crashes everywhere. While False, only matrices and up are transposed.
