@@ -24,8 +24,11 @@ every backend, eagerly and inside ``jax.jit``/``tf.function``):
   with NumPy's placement of the indexed axes. ``index_add`` accumulates repeated positions, as
   ``np.add.at`` does. (TensorFlow: None cannot be combined with array indices.)
 * Reductions with ``axis=()`` reduce nothing. ``norm`` is a vector norm over ``axis``
-  (``np.linalg.vector_norm``), for every ``ord`` and for matrices too; ``linalg_norm`` is
-  ``np.linalg.norm``, which is a matrix norm for a matrix and a numeric ``ord``.
+  (``np.linalg.vector_norm``), for every ``ord`` (inf and -inf too) and for matrices too;
+  ``linalg_norm`` is ``np.linalg.norm``, a matrix norm over two axes, or without an axis of a
+  2-d array (unless ``vector_without_axis``, TensorFlow's reading): 'fro', 1, -1, inf, -inf,
+  of which gradlab computes and differentiates 'fro', 1, inf and -inf and refuses the others.
+* ``matrix_transpose`` (``x.mT``) of a 0-d value is the value itself, as torch's ``mT`` is.
 * ``dot`` is ``np.dot`` (N-d: the last axis of x against the second-to-last of y).
 * ``argsort`` is stable; ``topk`` works on the last axis, values in descending order.
 * ``pad`` has the modes 'constant', 'edge', 'reflect', 'symmetric' and 'wrap'.
