@@ -1383,6 +1383,26 @@ def test_matrix_norms_needing_singular_values_are_refused(framework: str, text: 
         assert text in where
 
 
+def norms_of_a_number(x, b):
+    return np.linalg.norm(b) * b + np.linalg.norm(b, 1) + np.linalg.norm(b, np.inf) * x[0]
+
+
+@pytest.mark.parametrize("framework", on(bug=(
+    "np.linalg.norm(b) of a Python float b on torch and TensorFlow: TypeError in torch.sum "
+    "(a float is no tensor), a float32 value on TensorFlow (people program cf60b54210)")))
+def test_norm_of_a_python_number(framework: str) -> None:
+    """A number's norm is its magnitude (a float64 array, as NumPy makes of it)."""
+    require(framework)
+    x, b = to_framework(V3, framework), -0.7
+    value, g = gradlab.value_and_grad(norms_of_a_number, wrt=1)(x, b)
+    assert float(to_numpy(value)) == pytest.approx(-0.49 + 0.7 + 0.7 * 0.3)
+    assert float(to_numpy(g)) == pytest.approx(1.4 - 1.0 - 0.3)
+    _, tangent = gradlab.jvp(norms_of_a_number, wrt=1)(x, b, 1.0)
+    assert float(to_numpy(tangent)) == pytest.approx(1.4 - 1.0 - 0.3)
+    h = gradlab.hvp(norms_of_a_number, wrt=1)(x, b, 1.0)
+    assert float(to_numpy(h)) == pytest.approx(-2.0)
+
+
 # --- transpose-of-scalar-on-torch (switch TRANSPOSE_OF_SCALARS) -----------------------------------
 def sine_of_transpose(x):
     return np.sin(x.T)

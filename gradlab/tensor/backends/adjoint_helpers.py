@@ -100,6 +100,8 @@ def linalg_norm_weights(x: Any, ord: Any, axis: Any = None, *,
     largest (smallest) magnitude; for a matrix norm (:func:`.common.matrix_axes`), the signs
     of the entries of the column (ord 1) or row (inf, -inf) whose sum of magnitudes is the
     largest (smallest). Ties share the gradient equally, as ``max``'s rule does."""
+    if type(x) is float or type(x) is int:
+        x = gl.array(float(x))      # a Python number: a float64 array, as linalg_norm reads it
     axes = matrix_axes(gl.ndim(x), axis, vector_without_axis)
     if axes is None:
         if ord == 1:

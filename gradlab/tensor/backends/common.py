@@ -209,6 +209,10 @@ def norm(x: Any, ord: Any = None, axis: Any = None, *, keepdims: bool = False) -
     """The vector norm over ``axis`` (all entries without one), ``np.linalg.vector_norm``'s:
     ``ord`` a number, +-inf (the largest or smallest magnitude), or 'fro' (the 2-norm, as
     ``torch.norm`` reads it)."""
+    if type(x) is float or type(x) is int:
+        # a Python number (np.linalg.norm(b) of one): a float64 array of the backend, as NumPy
+        # makes of it, which the rules (and torch, TensorFlow) take
+        x = gl.array(float(x))
     if isinstance(ord, str) and ord != "fro":
         raise GradlabError(
             f"a norm with ord={ord!r}: gradlab differentiates the vector norms (ord a number, "
