@@ -391,7 +391,8 @@ class GradientFunction(GeneratedFunction):
                 value, grads = run(*args)
             except ZeroDivisionError as e:
                 value, grads = self._divided_by_zero(e, args, kwargs)
-            except GradlabError:
+            except GradlabError as e:   # a refusal of the tensor layer: noted at its line
+                explain_framework_error(self, e)
                 raise
             except Exception as e:   # a non-scalar output's seed 1.0 cannot take its shape
                 retried = self._with_shaped_seed(run, plain[1], args,  # type: ignore[index]
@@ -439,7 +440,8 @@ class GradientFunction(GeneratedFunction):
                 value, grads = impl(*args, **{**kwargs, str(self.seed_name): seed})
         except ZeroDivisionError as e:
             value, grads = self._divided_by_zero(e, args, kwargs)
-        except GradlabError:
+        except GradlabError as e:       # a refusal of the tensor layer: noted at its line
+            explain_framework_error(self, e)
             raise
         except Exception as e:
             retried = self._with_shaped_seed(impl, fw, args, kwargs) if automatic else None
@@ -799,7 +801,8 @@ class JVPFunction(GeneratedFunction):
                 value, tangent = impl(*numbers[:len(full)], **dict(zip(tangents, numbers[
                     len(full):])))
             value, tangent = _python_number(value), _python_number(tangent)
-        except GradlabError:
+        except GradlabError as e:       # a refusal of the tensor layer: noted at its line
+            explain_framework_error(self, e)
             raise
         except Exception as e:
             explain_framework_error(self, e)

@@ -666,7 +666,7 @@ class Normalizer:
                     # NumPy makes an array of a list it is given: np.sum([a, b])
                     atom = self._bind_temp(f"stack_{atom}", Op(OpKind.PRIM, "stack", [atom]))
             else:
-                atom = self.inline(value)
+                atom = self._option(value)
             if pname in res.transforms:
                 atom = self._transformed(atom, res.transforms[pname])
             if param.default is param.empty and param.kind is not param.KEYWORD_ONLY:
@@ -674,6 +674,22 @@ class Normalizer:
             else:
                 kwargs[pname] = atom
         return args, kwargs
+
+    def _option(self, node: gast.expr) -> gast.expr:
+        """An option kept as written, except infinity (``np.inf``, ``-math.inf``,
+        ``float('inf')``), written ``float('inf')``: the literal the rules read it as
+        (``np.linalg.norm(x, np.inf)`` is the maximum's rule, not the p-norm's)."""
+        node = self.inline(node)
+        inner = node.operand if isinstance(node, gast.UnaryOp) and isinstance(
+            node.op, gast.USub) else node
+        negated = inner is not node
+        sign = self.resolver.infinity(inner)
+        if not sign:
+            return node
+        infinity = gast.Call(func=gast.Name("float", gast.Load(), None, None),
+                             args=[gast.Constant(value="inf", kind=None)], keywords=[])
+        negative = (sign < 0) != negated
+        return gast.UnaryOp(op=gast.USub(), operand=infinity) if negative else infinity
 
     def _transformed(self, atom: ir.Atom, transform: Transform) -> ir.Atom:
         """``tf.matmul(a, b, transpose_a=True)``: ``a`` transposed first, on a line of its own;

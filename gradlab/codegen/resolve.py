@@ -213,6 +213,28 @@ class Resolver:
             return False
         return self.scope.lookup(parts[0])[0]
 
+    def infinity(self, node: gast.expr) -> int:
+        """1 for positive infinity (``np.inf``, ``math.inf``, ``torch.inf``, ``float('inf')``),
+        -1 for ``float('-inf')``, else 0. A module constant is read from the module it names
+        (only attributes of modules: reading another object's attribute could run its code)."""
+        if (isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and not node.keywords
+                and len(node.args) == 1 and isinstance(node.args[0], gast.Constant)
+                and isinstance(node.args[0].value, str) and node.func.id not in self.locals):
+            found, fn = self.scope.lookup(node.func.id)
+            text = node.args[0].value.strip().lower()
+            if not found or fn is not float or text.lstrip("+-") not in ("inf", "infinity"):
+                return 0
+            return -1 if text.startswith("-") else 1
+        parts = dotted(node)
+        if parts is None or len(parts) < 2 or parts[0] in self.locals:
+            return 0
+        found, value = self.scope.lookup(parts[0])
+        for part in parts[1:]:
+            if not found or not isinstance(value, types.ModuleType):
+                return 0
+            value = getattr(value, part, None)
+        return 1 if isinstance(value, float) and value == float("inf") else 0
+
 
 #: Canonical parameters that take a tuple of ints, which some frameworks also take as a list.
 _TUPLE_PARAMS = {"axis", "axes", "shape", "reps", "source", "destination"}

@@ -24,8 +24,11 @@ every backend, eagerly and inside ``jax.jit``/``tf.function``):
   with NumPy's placement of the indexed axes. ``index_add`` accumulates repeated positions, as
   ``np.add.at`` does. (TensorFlow: None cannot be combined with array indices.)
 * Reductions with ``axis=()`` reduce nothing. ``norm`` is a vector norm over ``axis``
-  (``np.linalg.vector_norm``), for every ``ord`` and for matrices too; ``linalg_norm`` is
-  ``np.linalg.norm``, which is a matrix norm for a matrix and a numeric ``ord``.
+  (``np.linalg.vector_norm``), for every ``ord`` (inf and -inf too) and for matrices too;
+  ``linalg_norm`` is ``np.linalg.norm``, a matrix norm over two axes, or without an axis of a
+  2-d array (unless ``vector_without_axis``, TensorFlow's reading): 'fro', 1, -1, inf, -inf,
+  of which gradlab computes and differentiates 'fro', 1, inf and -inf and refuses the others.
+* ``matrix_transpose`` (``x.mT``) of a 0-d value is the value itself, as torch's ``mT`` is.
 * ``dot`` is ``np.dot`` (N-d: the last axis of x against the second-to-last of y).
 * ``argsort`` is stable; ``topk`` works on the last axis, values in descending order.
 * ``pad`` has the modes 'constant', 'edge', 'reflect', 'symmetric' and 'wrap'.
@@ -217,12 +220,17 @@ TABLE: list[Primitive] = [
     _reduction("argmax", nondiff=INTEGER, tf=S("math.argmax argmax", defaults={"axis": 0})),
     _reduction("argmin", nondiff=INTEGER, tf=S("math.argmin argmin", defaults={"axis": 0})),
     prim("norm", "(x, ord=None, axis=None, *, keepdims=False)", REDUCTION,
+         np=S("linalg.vector_norm", defaults={"ord": 2}),
          torch=[S("norm", rename={"p": "ord"}), S("linalg.vector_norm", defaults={"ord": 2})],
-         tf=S("norm linalg.norm", rename={"tensor": "x"},
-              literals={"ord": ("ord", {"euclidean": None, 1: 1, 2: 2, "fro": None})}),
          method=S("norm", rename={"p": "ord"})),
-    prim("linalg_norm", "(x, ord=None, axis=None, *, keepdims=False)", REDUCTION,
-         np="linalg.norm", torch="linalg.norm"),
+    # np.linalg.norm: a matrix norm over two axes, or without an axis of a 2-d array;
+    # tf.norm: over two axes only (vector_without_axis)
+    prim("linalg_norm", "(x, ord=None, axis=None, *, keepdims=False, vector_without_axis=False)",
+         REDUCTION, np=["linalg.norm", S("linalg.matrix_norm", defaults={
+             "ord": "fro", "axis": (-2, -1)})],
+         torch=["linalg.norm", S("linalg.matrix_norm", defaults={"ord": "fro", "axis": (-2, -1)})],
+         tf=S("norm linalg.norm", rename={"tensor": "x"}, defaults={"vector_without_axis": True},
+              literals={"ord": ("ord", {"euclidean": None, "fro": None})})),
     prim("cumsum", "(x, axis=None)", np="cumsum", torch="cumsum",
          tf=S("math.cumsum cumsum", defaults={"axis": 0}),
          method="cumsum", linear=(0,)),
@@ -256,8 +264,11 @@ TABLE: list[Primitive] = [
     prim("swapaxes", "(x, axis1, axis2)", VIEW, linear=(0,), np="swapaxes",
          torch=["swapaxes", S("transpose", rename={"dim0": "axis1", "dim1": "axis2"})],
          method="swapaxes",
-         torch_method=S("transpose", rename={"dim0": "axis1", "dim1": "axis2"}),
-         attr=S("mT", defaults={"axis1": -2, "axis2": -1})),
+         torch_method=S("transpose", rename={"dim0": "axis1", "dim1": "axis2"})),
+    # x.mT: the last two axes swapped; of a 0-d value the value itself (torch's mT), of a vector
+    # refused (NumPy, torch and JAX raise)
+    prim("matrix_transpose", "(x)", VIEW, linear=(0,),
+         np="matrix_transpose linalg.matrix_transpose", tf="linalg.matrix_transpose", attr="mT"),
     prim("moveaxis", "(x, source, destination)", VIEW, linear=(0,), np="moveaxis",
          torch="moveaxis"),
     prim("atleast_1d", "(x)", VIEW, np="atleast_1d"),
@@ -381,6 +392,8 @@ TABLE: list[Primitive] = [
     prim("matmul_grad_x", "(dz, x, y)", HELPER, linear=(0, 2)),
     prim("matmul_grad_y", "(dz, x, y)", HELPER, linear=(0, 1)),
     prim("inverse_axes", "(axes)", HELPER, nondiff=BOOKKEEPING),
+    prim("linalg_norm_weights", "(x, ord, axis=None, *, vector_without_axis=False)", HELPER,
+         nondiff=STEPS),
     prim("untile", "(g, x, reps)", HELPER, linear=(0,)),
     prim("unbroadcast_each", "(g, xs)", HELPER, linear=(0,)),
     prim("unrepeat", "(g, x, repeats, axis=None)", HELPER, linear=(0,)),

@@ -79,3 +79,24 @@ def torch_spelling(x):
 def test_a_frameworks_argument_names_map_to_the_primitives() -> None:
     globals()["torch"] = pytest.importorskip("torch")
     assert text(torch_spelling) == ["tanh_x = tanh(x)", "torch_spelling = sum(tanh_x, axis=0)"]
+
+
+def norms_of_infinity(x):
+    a = np.linalg.norm(x, np.inf) + np.linalg.norm(x, -math.inf)
+    return a + np.linalg.norm(x, ord=float("inf")) + np.linalg.norm(x, float("-inf"), axis=0)
+
+
+def norm_of_a_local_named_inf(x, np):
+    return numpy.linalg.norm(x, np.inf)
+
+
+def test_infinity_as_an_option_is_the_literal_rules_read() -> None:
+    """np.inf, -math.inf and float('inf') as an option are written float('inf'); an attribute
+    of something that is not a module (a parameter named np) is left as written."""
+    lines = text(norms_of_infinity)
+    assert lines[:2] == ["linalg_norm_x = linalg_norm(x, ord=float('inf'))",
+                         "linalg_norm_x_2 = linalg_norm(x, ord=-float('inf'))"]
+    assert "linalg_norm(x, ord=float('inf'))" in lines[3]
+    assert lines[5] == "linalg_norm_x_4 = linalg_norm(x, ord=-float('inf'), axis=0)"
+    assert text(norm_of_a_local_named_inf)[0] == \
+        "norm_of_a_local_named_inf = linalg_norm(x, ord=np.inf)"

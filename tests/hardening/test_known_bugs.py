@@ -14,7 +14,7 @@ import pytest
 
 import gradlab
 from gradlab.tensor import FRAMEWORKS
-from tests.conftest import require, to_framework, to_numpy
+from tests.conftest import central_difference, require, to_framework, to_numpy
 
 
 def on(*broken: str, bug: str) -> list[object]:
@@ -614,6 +614,27 @@ def only(framework: str, bug: str, fixed: bool = False) -> list[object]:
     is open; a fixed bug keeps its text and says ``fixed=True``."""
     marks = [pytest.mark.xfail(strict=True, reason=bug)] if bug and not fixed else []
     return [pytest.param(framework, marks=marks, id=framework)]
+
+
+def assert_derivatives(f, x: np.ndarray, framework: str, reference=None) -> None:
+    """grad, jvp (value and tangent) and hvp of ``f`` at ``x`` on ``framework``, each against
+    central differences of ``reference`` (``f`` on the framework's arrays unless given; for
+    hvp, of gradlab's gradient, itself checked first)."""
+    if reference is None:
+        def reference(a):
+            return f(to_framework(a, framework))
+    fx = to_framework(x, framework)
+    expected = central_difference(reference, x)
+    g = gradlab.grad(f)
+    np.testing.assert_allclose(to_numpy(g(fx)), expected, rtol=1e-5, atol=1e-7)
+    v = np.random.default_rng(3).normal(size=x.shape)
+    value, tangent = gradlab.jvp(f)(fx, to_framework(v, framework))
+    assert float(to_numpy(value)) == pytest.approx(float(to_numpy(reference(x))), rel=1e-9)
+    assert float(to_numpy(tangent)) == pytest.approx(float(np.sum(expected * v)), abs=1e-6)
+    fd = (np.asarray(to_numpy(g(to_framework(x + 1e-5 * v, framework))))
+          - np.asarray(to_numpy(g(to_framework(x - 1e-5 * v, framework))))) / 2e-5
+    h = to_numpy(gradlab.hvp(f)(fx, to_framework(v, framework)))
+    np.testing.assert_allclose(h, fd, rtol=1e-4, atol=1e-5)
 
 
 def answers_or_refuses(call) -> tuple[bool, object]:  # type: ignore[no-untyped-def]
@@ -1237,13 +1258,18 @@ def test_frobenius_norm(framework: str) -> None:
 
 
 @pytest.mark.parametrize("framework", on(
-    "all", bug=(
+    bug=(
         "np.linalg.norm(M, 2) of a matrix is read as a vector norm: a wrong value (the spectral"
         " norm is meant)")))
 def test_spectral_norm_of_matrix(framework: str) -> None:
+    """Differentiate the spectral norm (the largest singular value) or refuse it."""
     require(framework)
-    value, _ = gradlab.value_and_grad(spectral_norm)(to_framework(M23, framework))
-    assert float(to_numpy(value)) == pytest.approx(np.linalg.norm(M23, 2))
+    answered, out = answers_or_refuses(
+        lambda: gradlab.value_and_grad(spectral_norm)(to_framework(M23, framework)))
+    if answered:
+        assert float(to_numpy(out[0])) == pytest.approx(np.linalg.norm(M23, 2))
+    else:
+        assert "largest singular value" in str(out)
 
 
 @pytest.mark.parametrize("framework", on(
@@ -1258,6 +1284,125 @@ def test_nuclear_norm(framework: str) -> None:
         assert float(to_numpy(out[0])) == pytest.approx(np.linalg.norm(M23, "nuc"))
 
 
+#: NumPy-written norms with an ord, squared (so that hvp has a curvature to find), each run on
+#: every framework's arrays: (text, the array's shape)
+NUMPY_NORMS = [
+    ("np.linalg.norm(x, 'fro')", (2, 3)), ("np.linalg.norm(x, 1)", (2, 3)),
+    ("np.linalg.norm(x, 1)", (4,)), ("np.linalg.norm(x, np.inf)", (2, 3)),
+    ("np.linalg.norm(x, np.inf)", (4,)), ("np.linalg.norm(x, -np.inf)", (3, 2)),
+    ("np.linalg.norm(x, ord=-math.inf)", (4,)), ("np.linalg.norm(x, 2)", (4,)),
+    ("np.linalg.norm(x, 3)", (4,)), ("np.linalg.norm(x, -1)", (4,)),
+    ("np.linalg.norm(x, 1, axis=(1, 0))", (2, 3)),
+    ("np.sum(np.linalg.norm(x, np.inf, axis=(0, 2), keepdims=True))", (2, 3, 2)),
+    ("np.sum(np.linalg.norm(x, float('inf'), axis=1))", (2, 3)),
+    ("np.sum(np.linalg.norm(x, ord=1, axis=-1))", (3, 2)),
+    ("np.sum(np.linalg.norm(x, 1, keepdims=True))", (2, 3)),
+    ("np.linalg.matrix_norm(x, ord=np.inf)", (2, 3)),
+    ("np.linalg.vector_norm(x, ord=-np.inf)", (2, 3)),
+]
+#: Norms written in a framework, run on that framework's arrays
+FRAMEWORK_NORMS = [
+    ("torch", "torch.linalg.norm(x, 1)", (2, 3)), ("torch", "torch.linalg.norm(x, 'fro')", (2, 3)),
+    ("torch", "torch.sum(torch.norm(x, p=float('inf'), dim=1))", (2, 3)),
+    ("torch", "torch.linalg.matrix_norm(x, -float('inf'))", (2, 3)),
+    ("torch", "torch.linalg.vector_norm(x, -torch.inf)", (2, 3)),
+    ("torch", "x.norm(3)", (2, 3)), ("torch", "torch.norm(x, p='fro')", (2, 3)),
+    ("tensorflow", "tf.norm(x, ord=1, axis=[0, 1])", (2, 3)),
+    ("tensorflow", "tf.norm(x, ord=np.inf)", (2, 3)),
+    ("tensorflow", "tf.norm(x, ord='euclidean', axis=[0, 1])", (2, 3)),
+    ("tensorflow", "tf.norm(x, ord=np.inf, axis=[1, 0])", (2, 3)),
+    ("jax", "jnp.linalg.norm(x, jnp.inf)", (2, 3)), ("jax", "jnp.linalg.norm(x, 'fro')", (2, 3)),
+    ("jax", "jnp.linalg.norm(x, -1)", (4,)),
+]
+
+
+def squared_norm(text: str):  # type: ignore[no-untyped-def]
+    """``def f(x): return (<text>) ** 2`` in a file of its own (gradlab reads the source)."""
+    import importlib.util
+    import pathlib
+    import tempfile
+    source = f"import math\nimport numpy as np\n{_FRAMEWORK_IMPORTS}\n\n\ndef f(x):\n" \
+             f"    return ({text}) ** 2\n"
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="gradlab-norms-"))
+    path = folder / "norm_program.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(f"norm_program_{abs(hash(text))}", path)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module.f
+
+
+_FRAMEWORK_IMPORTS = "\n".join(f"try:\n    {line}\nexcept ImportError:\n    pass" for line in (
+    "import torch", "import tensorflow as tf", "import jax.numpy as jnp"))
+
+
+def _norm_input(shape) -> np.ndarray:
+    """Entries away from 0, of magnitudes (and sums of them) with no ties."""
+    n = int(np.prod(shape))
+    magnitudes = np.random.default_rng(n).uniform(0.5, 1.5, n)
+    signs = np.where(np.arange(n) % 3 == 1, -1.0, 1.0)
+    return (magnitudes * signs).reshape(shape)
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+@pytest.mark.parametrize("text,shape", NUMPY_NORMS, ids=[t for t, _ in NUMPY_NORMS])
+def test_norm_with_an_ord(framework: str, text: str, shape) -> None:
+    """Vector norms of every ord, and matrix norms 'fro', 1, inf, -inf: value, grad, jvp and
+    hvp equal NumPy's and central differences."""
+    require(framework)
+    f = squared_norm(text)
+    assert_derivatives(f, _norm_input(shape), framework, reference=f)
+
+
+@pytest.mark.parametrize("framework,text,shape", FRAMEWORK_NORMS,
+                         ids=[t for _, t, _ in FRAMEWORK_NORMS])
+def test_norm_with_an_ord_in_each_framework(framework: str, text: str, shape) -> None:
+    require(framework)
+    assert_derivatives(squared_norm(text), _norm_input(shape), framework)
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+@pytest.mark.parametrize("text,what", [
+    ("np.linalg.norm(x, 2)", "largest singular value"),
+    ("np.linalg.norm(x, -2)", "smallest singular value"),
+    ("np.linalg.norm(x, -1)", "smallest column sum"),
+    ("np.linalg.norm(x, 'nuc')", "ord='nuc'"),
+    ("np.linalg.norm(x, 2, axis=(0, 1))", "largest singular value"),
+])
+def test_matrix_norms_needing_singular_values_are_refused(framework: str, text: str,
+                                                          what: str) -> None:
+    """Refused, at the user's line: not computed as a vector norm under the matrix norm's name."""
+    require(framework)
+    f = squared_norm(text)
+    for run in (lambda: gradlab.grad(f)(to_framework(M23, framework)),
+                lambda: gradlab.jvp(f)(to_framework(M23, framework),
+                                       to_framework(M23, framework))):
+        with pytest.raises(GradlabError, match=what) as info:
+            run()
+        where = str(info.value) + " ".join(getattr(info.value, "__notes__", []))
+        assert text in where
+
+
+def norms_of_a_number(x, b):
+    return np.linalg.norm(b) * b + np.linalg.norm(b, 1) + np.linalg.norm(b, np.inf) * x[0]
+
+
+@pytest.mark.parametrize("framework", on(bug=(
+    "np.linalg.norm(b) of a Python float b on torch and TensorFlow: TypeError in torch.sum "
+    "(a float is no tensor), a float32 value on TensorFlow (people program cf60b54210)")))
+def test_norm_of_a_python_number(framework: str) -> None:
+    """A number's norm is its magnitude (a float64 array, as NumPy makes of it)."""
+    require(framework)
+    x, b = to_framework(V3, framework), -0.7
+    value, g = gradlab.value_and_grad(norms_of_a_number, wrt=1)(x, b)
+    assert float(to_numpy(value)) == pytest.approx(-0.49 + 0.7 + 0.7 * 0.3)
+    assert float(to_numpy(g)) == pytest.approx(1.4 - 1.0 - 0.3)
+    _, tangent = gradlab.jvp(norms_of_a_number, wrt=1)(x, b, 1.0)
+    assert float(to_numpy(tangent)) == pytest.approx(1.4 - 1.0 - 0.3)
+    h = gradlab.hvp(norms_of_a_number, wrt=1)(x, b, 1.0)
+    assert float(to_numpy(h)) == pytest.approx(-2.0)
+
+
 # --- transpose-of-scalar-on-torch (switch TRANSPOSE_OF_SCALARS) -----------------------------------
 def sine_of_transpose(x):
     return np.sin(x.T)
@@ -1270,6 +1415,40 @@ def test_transpose_of_a_number_on_torch(framework: str) -> None:
     require(framework)
     g = gradlab.grad(sine_of_transpose)(to_framework(np.array(0.5), framework))
     assert float(to_numpy(g)) == pytest.approx(np.cos(0.5))
+
+
+def matrix_transpose_of(x):
+    return torch.sum(torch.sin(x.mT) * x.mT)
+
+
+@pytest.mark.parametrize("framework", on(
+    bug=(
+        "x.mT of a 0-d torch tensor (the tensor itself, as torch gives it): IndexError in the "
+        "generated code (it was swapaxes(x, -2, -1))")))
+@pytest.mark.parametrize("shape", [(), (2, 3), (2, 2, 3)])
+def test_matrix_transpose_of_a_number_and_of_matrices(framework: str, shape) -> None:
+    require(framework)
+    require("torch")
+    x = np.random.default_rng(5).uniform(-1, 1, shape)
+    if framework == "torch":
+        assert_derivatives(matrix_transpose_of, x, framework)
+        return
+    # the torch-written function on another framework's arrays: gradlab's gl runs it there
+    g = gradlab.grad(matrix_transpose_of)(to_framework(x, framework))
+    np.testing.assert_allclose(to_numpy(g), central_difference(
+        lambda a: matrix_transpose_of(torch.as_tensor(a)), x), rtol=1e-5, atol=1e-7)
+
+
+def mT_of_vector(x):
+    return torch.sum(x.mT)
+
+
+def test_matrix_transpose_of_a_vector_is_refused() -> None:
+    """torch, NumPy and JAX raise on a vector's .mT; gradlab refuses, at the user's line."""
+    require("torch")
+    with pytest.raises(GradlabError, match="no matrix transpose") as info:
+        gradlab.grad(mT_of_vector)(torch.ones(3, dtype=torch.float64))
+    assert "return torch.sum(x.mT)" in " ".join(getattr(info.value, "__notes__", []))
 
 
 # --- std-of-one-element-nan (switch STATISTICS_OF_SCALARS) ----------------------------------------

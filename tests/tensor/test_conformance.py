@@ -371,7 +371,7 @@ def _norm_ref(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False)
 
 _NORM_X = Lazy(lambda dt: A((np.random.default_rng(10).uniform(-2, 2, (3, 4))
                              * (np.arange(12).reshape(3, 4) % 5 != 0)).astype(dt)))
-for _ord in (None, 1, 2, INF, 0, 3, 0.5):
+for _ord in (None, 1, 2, INF, -INF, 0, 3, 0.5):
     for _axis, _keep in ((None, False), (-1, False), ((0, 1), True), (0, True)):
         case("norm", _NORM_X, _ord, _axis, kw={"keepdims": _keep}, ref=_norm_ref,
              id=f"ord={_ord},axis={_axis},keepdims={_keep}", traced=_ord == 2 and _axis == -1)
@@ -385,6 +385,24 @@ for _x, _ord, _axis in ((F(5), None, None), (F(5), 1, None), (F(5), 3, None),
                         (_NORM_X, None, (0, 1)), (F(2, 3, 4), 1, -1)):
     case("linalg_norm", _x, _ord, _axis, ref=_linalg_norm_ref,
          id=f"ord={_ord},axis={_axis}", traced=_ord == 2)
+# matrix norms of the largest (smallest) column or row sum, without an axis and over two
+for _x, _ord, _axis in ((_NORM_X, 1, None), (_NORM_X, INF, None), (_NORM_X, -INF, None),
+                        (_NORM_X, 1, (1, 0)), (F(2, 3, 4), INF, (0, 2)),
+                        (F(2, 3, 4), -INF, (-1, 0)), (F(5), -INF, None)):
+    for _keep in (False, True):
+        case("linalg_norm", _x, _ord, _axis, kw={"keepdims": _keep}, ref=_linalg_norm_ref,
+             id=f"ord={_ord},axis={_axis},keepdims={_keep}", traced=_ord == 1 and _keep)
+
+
+def _tf_norm_ref(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False,
+                 vector_without_axis: bool = False) -> Any:
+    flat = x.reshape(-1) if axis is None else x
+    return _linalg_norm_ref(flat, ord, axis, keepdims)
+
+
+for _ord in (1, INF, None):   # tf.norm: a 2-d array without an axis is one vector
+    case("linalg_norm", _NORM_X, _ord, kw={"vector_without_axis": True}, ref=_tf_norm_ref,
+         id=f"ord={_ord},vector_without_axis")
 
 
 def _check_matrix_norm_refused(fn: Any, fw: str, dt: Any) -> None:
@@ -394,6 +412,19 @@ def _check_matrix_norm_refused(fn: Any, fw: str, dt: Any) -> None:
 
 
 case("linalg_norm", check=_check_matrix_norm_refused, id="ord=2 of a matrix is refused")
+
+
+def _check_matrix_norms_refused(fn: Any, fw: str, dt: Any) -> None:
+    from gradlab.errors import GradlabError
+    m = to_framework(np.ones((3, 4), dtype=dt), fw)
+    for ord in (-2, -1, "nuc", 3):
+        with pytest.raises(GradlabError, match="matrix norm"):
+            fn(m, ord)
+    with pytest.raises(GradlabError, match="matrix norm"):
+        fn(to_framework(np.ones((2, 3, 4), dtype=dt), fw), 2, (0, 2))
+
+
+case("linalg_norm", check=_check_matrix_norms_refused, id="-2, -1, nuc of a matrix are refused")
 for _x in (F(3), F(2, 3), F(2, 3, 4), FV(1.5)):
     for _n in (1, 2, 3):
         case(f"atleast_{_n}d", _x, id=f"{_x.fn(np.float64).value.shape}")
@@ -418,6 +449,18 @@ for _axes in (None, (1, 0, 2), (2, 0, 1), (-1, 0, 1)):
 case("transpose", _X234, id="defaults")
 for _a1, _a2 in ((0, 2), (-1, 0), (1, 1)):
     case("swapaxes", _X234, _a1, _a2, traced=_a1 == -1)
+case("matrix_transpose", _X234, id="2x3x4", traced=True)
+case("matrix_transpose", F(3, 4), id="3x4")
+case("matrix_transpose", FV(1.5), ref=lambda x: x, id="0-d: itself (torch's x.mT)")
+
+
+def _check_mT_of_vector_refused(fn: Any, fw: str, dt: Any) -> None:
+    from gradlab.errors import GradlabError
+    with pytest.raises(GradlabError, match="no matrix transpose"):
+        fn(to_framework(np.ones(3, dtype=dt), fw))
+
+
+case("matrix_transpose", check=_check_mT_of_vector_refused, id="a vector is refused")
 for _s, _d in ((0, -1), (-1, 0), (1, 2), (2, 1)):
     case("moveaxis", _X234, _s, _d, traced=_s == 0)
 for _axis in (0, -1, 1, (0, 2), (-1, 0)):

@@ -30,15 +30,25 @@ def literal_value(node: gast.AST) -> Any:
 
 
 def number(node: gast.AST) -> Any:
-    """A number written literally (``-2.0`` too), else None."""
+    """A number written literally (``-2.0`` too, and infinity as normalize writes it,
+    ``float('inf')``), else None."""
     if isinstance(node, gast.Constant) and isinstance(node.value, (int, float)) and not isinstance(
             node.value, bool):
         return node.value
-    if (isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub)
-            and isinstance(node.operand, gast.Constant)
-            and isinstance(node.operand.value, (int, float))):
-        return -node.operand.value
+    if is_infinity(node):
+        return math.inf
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub) and (
+            isinstance(node.operand, gast.Constant)
+            and isinstance(node.operand.value, (int, float)) or is_infinity(node.operand)):
+        return -number(node.operand)
     return None
+
+
+def is_infinity(node: gast.AST) -> bool:
+    """``float('inf')``, as normalize writes an option that is infinity."""
+    return (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
+            and node.func.id == "float" and len(node.args) == 1 and not node.keywords
+            and isinstance(node.args[0], gast.Constant) and node.args[0].value == "inf")
 
 
 #: Functions linear in the arguments at these positions: a zero there makes the result zero.

@@ -314,7 +314,6 @@ def std(y, x, axis=None, keepdims=False, ddof=0):
 
 
 @tangent("norm")
-@tangent("linalg_norm")
 def norm(y, x, ord=None, axis=None, keepdims=False):
     if ord == 1:
         y_dot = gl.sum(gl.sign(x) * x_dot, axis=axis, keepdims=keepdims)
@@ -322,8 +321,35 @@ def norm(y, x, ord=None, axis=None, keepdims=False):
         # y is 0 only where x is: the tangent there is 0 (as the reverse rule's subgradient)
         y_or_1 = gl.where(gl.equal(y, 0.0), gl.ones_like(y), y)
         y_dot = gl.sum(x * x_dot, axis=axis, keepdims=keepdims) / y_or_1
+    elif ord == inf or ord == -inf:
+        if axis is None or keepdims:
+            mask = gl.astype(gl.equal(gl.abs(x), y), gl.dtype(x))
+        else:
+            mask = gl.astype(gl.equal(gl.abs(x), gl.expand_dims(y, axis)), gl.dtype(x))
+        y_dot = gl.sum(gl.sign(x) * mask * x_dot, axis=axis, keepdims=keepdims) / gl.sum(
+            mask, axis=axis, keepdims=keepdims)
     elif ord == 0:
         y_dot = gl.zeros_like(y)
+    elif ord == "nuc":
+        pass
+    else:
+        y_dot = gl.sum(gl.sign(x) * gl.abs(x) ** (ord - 1) * x_dot, axis=axis,
+                       keepdims=keepdims) / y ** (ord - 1)
+
+
+@tangent("linalg_norm")
+def linalg_norm(y, x, ord=None, axis=None, keepdims=False, vector_without_axis=False):
+    if ord is None or ord == 2 or ord == "fro":
+        y_or_1 = gl.where(gl.equal(y, 0.0), gl.ones_like(y), y)
+        y_dot = gl.sum(x * x_dot, axis=axis, keepdims=keepdims) / y_or_1
+    elif ord == 1 or ord == inf or ord == -inf:
+        weights = gl.linalg_norm_weights(x, ord, axis=axis,
+                                         vector_without_axis=vector_without_axis)
+        y_dot = gl.sum(weights * x_dot, axis=axis, keepdims=keepdims)
+    elif ord == 0:
+        y_dot = gl.zeros_like(y)
+    elif ord == "nuc":
+        pass
     else:
         y_dot = gl.sum(gl.sign(x) * gl.abs(x) ** (ord - 1) * x_dot, axis=axis,
                        keepdims=keepdims) / y ** (ord - 1)
@@ -368,6 +394,11 @@ def squeeze(y, x, axis=None):
 @tangent("transpose")
 def transpose(y, x, axes=None):
     y_dot = gl.transpose(x_dot, axes)
+
+
+@tangent("matrix_transpose")
+def matrix_transpose(y, x):
+    y_dot = gl.matrix_transpose(x_dot)
 
 
 @tangent("swapaxes")

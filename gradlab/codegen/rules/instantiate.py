@@ -8,6 +8,7 @@ gradient are dropped; a rule that gives no gradient where one flows is refused (
 from __future__ import annotations
 
 import ast
+import math
 from dataclasses import dataclass
 from typing import Any, Callable, Union
 
@@ -257,9 +258,9 @@ def _static_truth(test: gast.expr, literal: dict[str, gast.Constant], params: li
             raise StaticUnknown
         return not settles
     names = {n.id for n in trees.walk(test) if isinstance(n, gast.Name)}
-    if not names <= set(literal) | {"None", "True", "False"}:
+    if not names <= set(literal) | {"None", "True", "False", "inf"}:
         raise StaticUnknown
-    env = {k: v.value for k, v in literal.items()}
+    env = {"inf": math.inf, **{k: v.value for k, v in literal.items()}}
     code = compile(gast.gast_to_ast(gast.Expression(body=test)), "<rule>", "eval")
     return bool(eval(code, {"__builtins__": {}}, env))
 

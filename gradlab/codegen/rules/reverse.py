@@ -353,7 +353,6 @@ def std(y, x, axis=None, keepdims=False, ddof=0):
 
 
 @adjoint("norm")
-@adjoint("linalg_norm")
 def norm(y, x, ord=None, axis=None, keepdims=False):
     if ord == 1:
         if axis is None or keepdims:
@@ -367,8 +366,48 @@ def norm(y, x, ord=None, axis=None, keepdims=False):
             dx = x * (dy / y_or_1)
         else:
             dx = x * gl.expand_dims(dy / y_or_1, axis)
+    elif ord == inf or ord == -inf:
+        # the entries of the largest (smallest) magnitude, sharing the gradient as max's do
+        if axis is None or keepdims:
+            mask = gl.astype(gl.equal(gl.abs(x), y), gl.dtype(x))
+            dx = gl.sign(x) * mask * (dy / gl.sum(mask, axis=axis, keepdims=True))
+        else:
+            mask = gl.astype(gl.equal(gl.abs(x), gl.expand_dims(y, axis)), gl.dtype(x))
+            dx = gl.sign(x) * mask * (gl.expand_dims(dy, axis) / gl.sum(
+                mask, axis=axis, keepdims=True))
     elif ord == 0:
         dx = gl.zeros_like(x)    # a count of the nonzero entries: piecewise constant
+    elif ord == "nuc":
+        pass                     # the singular values: no rule (refused)
+    else:
+        if axis is None or keepdims:
+            dx = gl.sign(x) * gl.abs(x) ** (ord - 1) * (dy / y ** (ord - 1))
+        else:
+            dx = gl.sign(x) * gl.abs(x) ** (ord - 1) * gl.expand_dims(dy / y ** (ord - 1), axis)
+
+
+@adjoint("linalg_norm")
+def linalg_norm(y, x, ord=None, axis=None, keepdims=False, vector_without_axis=False):
+    # a vector or a matrix norm, as x's rank says at run time: the orders whose derivative is
+    # piecewise constant either way (1, inf, -inf) take it from linalg_norm_weights, which
+    # tells the two apart; the matrix norms of other orders are refused by the forward pass
+    if ord is None or ord == 2 or ord == "fro":
+        y_or_1 = gl.where(gl.equal(y, 0.0), gl.ones_like(y), y)
+        if axis is None or keepdims:
+            dx = x * (dy / y_or_1)
+        else:
+            dx = x * gl.expand_dims(dy / y_or_1, axis)
+    elif ord == 1 or ord == inf or ord == -inf:
+        weights = gl.linalg_norm_weights(x, ord, axis=axis,
+                                         vector_without_axis=vector_without_axis)
+        if axis is None or keepdims:
+            dx = weights * dy
+        else:
+            dx = weights * gl.expand_dims(dy, axis)
+    elif ord == 0:
+        dx = gl.zeros_like(x)
+    elif ord == "nuc":
+        pass
     else:
         if axis is None or keepdims:
             dx = gl.sign(x) * gl.abs(x) ** (ord - 1) * (dy / y ** (ord - 1))
@@ -421,6 +460,11 @@ def transpose(y, x, axes=None):
         dx = gl.transpose(dy)
     else:
         dx = gl.transpose(dy, gl.inverse_axes(axes))
+
+
+@adjoint("matrix_transpose")
+def matrix_transpose(y, x):
+    dx = gl.matrix_transpose(dy)
 
 
 @adjoint("swapaxes")

@@ -19,6 +19,7 @@ from typing import Any, Callable
 import numpy as _numpy
 
 from ...errors import GradlabError
+from .common import matrix_axes
 
 #: The namespace a template is bound to, and whether NumPy's scalars are constants there (both
 #: set in each bound copy, never here).
@@ -89,6 +90,30 @@ def matmul_grad_y(dz: Any, x: Any, y: Any) -> Any:
         column = gl.reshape(dz, gl.shape(dz) + (1,))
         return gl.sum_to(gl.matmul(gl.swapaxes(x, -1, -2), column)[..., 0], gl.shape(y))
     return gl.unbroadcast(gl.matmul(gl.swapaxes(x, -1, -2), dz), y)
+
+
+def linalg_norm_weights(x: Any, ord: Any, axis: Any = None, *,
+                        vector_without_axis: bool = False) -> Any:
+    """The derivative of ``linalg_norm(x, ord, axis)`` for the orders where it is piecewise
+    constant (1, inf, -inf), shaped like ``x``: the result's gradient, spread back, is
+    multiplied by it. For a vector norm, the signs of the entries (ord 1) or of those of the
+    largest (smallest) magnitude; for a matrix norm (:func:`.common.matrix_axes`), the signs
+    of the entries of the column (ord 1) or row (inf, -inf) whose sum of magnitudes is the
+    largest (smallest). Ties share the gradient equally, as ``max``'s rule does."""
+    if type(x) is float or type(x) is int:
+        x = gl.array(float(x))      # a Python number: a float64 array, as linalg_norm reads it
+    axes = matrix_axes(gl.ndim(x), axis, vector_without_axis)
+    if axes is None:
+        if ord == 1:
+            return gl.sign(x)
+        magnitudes, across = gl.abs(x), axis
+    else:
+        down, across = axes if ord == 1 else axes[::-1]
+        magnitudes = gl.sum(gl.abs(x), axis=down, keepdims=True)
+    pick = gl.max if ord > 0 else gl.min
+    chosen = gl.astype(gl.equal(magnitudes, pick(magnitudes, axis=across, keepdims=True)),
+                       gl.dtype(x))
+    return gl.sign(x) * (chosen / gl.sum(chosen, axis=across, keepdims=True))
 
 
 def inverse_axes(axes: Any) -> tuple[int, ...]:
@@ -226,7 +251,7 @@ HELPERS: dict[str, Callable[..., Any]] = dict(
     inverse_axes=inverse_axes, untile=untile, unrepeat=unrepeat, unconcatenate=unconcatenate,
     unbroadcast_each=unbroadcast_each,
     zeros_like_list=zeros_like_list, as_list=as_list, add_lists=add_lists, prod_others=prod_others,
-    prod_others_jvp=prod_others_jvp)
+    prod_others_jvp=prod_others_jvp, linalg_norm_weights=linalg_norm_weights)
 
 #: primitives whose template takes Python lists too and wraps the backend's own for arrays
 LIST_AWARE: dict[str, Callable[..., Any]] = dict(zeros_like=zeros_like, index_add=index_add)
@@ -238,6 +263,7 @@ SIGNATURES = {
     "matmul_grad_x": "(dz, x, y)",
     "matmul_grad_y": "(dz, x, y)",
     "inverse_axes": "(axes)",
+    "linalg_norm_weights": "(x, ord, axis=None, *, vector_without_axis=False)",
     "prod_others": "(x, axis=None)",
     "prod_others_jvp": "(x, x_dot, axis=None)",
     "untile": "(g, x, reps)",

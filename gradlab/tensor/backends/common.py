@@ -16,6 +16,7 @@ from typing import Any, Callable, Literal
 
 import numpy as _numpy
 
+from ...errors import GradlabError
 from .. import dtypes as _dtypes
 
 #: The namespace a template is bound to (set in each bound copy, never here).
@@ -102,6 +103,19 @@ def builtin_round(x: Any, ndigits: int | None = None) -> Any:
         return gl.round(x, ndigits)
     rounded = gl.round(x)
     return int(rounded) if gl.ndim(rounded) == 0 else rounded
+
+
+def matrix_transpose(x: Any) -> Any:
+    """``x.mT``: the last two axes swapped. A 0-d value is its own transpose, as torch's
+    ``mT`` gives it (NumPy's ``.T`` of a number too); a vector has no matrix transpose, and
+    NumPy, torch and JAX raise: refused here with what to write instead."""
+    n = gl.ndim(x)
+    if n == 0:
+        return x
+    if n == 1:
+        raise GradlabError("x.mT of a vector: a 1-d array has no matrix transpose (NumPy, torch "
+                           "and JAX raise); write x itself, or x[:, None] for a column")
+    return gl.swapaxes(x, -2, -1)
 
 
 def rsqrt(x: Any) -> Any:
@@ -197,32 +211,70 @@ def unbroadcast_to(x: Any, shape: Any) -> Any:
 
 
 def norm(x: Any, ord: Any = None, axis: Any = None, *, keepdims: bool = False) -> Any:
+    """The vector norm over ``axis`` (all entries without one), ``np.linalg.vector_norm``'s:
+    ``ord`` a number, +-inf (the largest or smallest magnitude), or 'fro' (the 2-norm, as
+    ``torch.norm`` reads it)."""
+    if type(x) is float or type(x) is int:
+        # a Python number (np.linalg.norm(b) of one): a float64 array of the backend, as NumPy
+        # makes of it, which the rules (and torch, TensorFlow) take
+        x = gl.array(float(x))
+    if isinstance(ord, str) and ord != "fro":
+        raise GradlabError(
+            f"a norm with ord={ord!r}: gradlab differentiates the vector norms (ord a number, "
+            f"inf or -inf) and the Frobenius norm ('fro'); the nuclear norm needs the singular "
+            f"values, which gradlab does not differentiate")
     if ord is None or ord == 2 or ord == "fro":
         return gl.sqrt(gl.sum(x * x, axis=axis, keepdims=keepdims))
     if ord == 1:
         return gl.sum(gl.abs(x), axis=axis, keepdims=keepdims)
     if ord == float("inf"):
         return gl.max(gl.abs(x), axis=axis, keepdims=keepdims)
+    if ord == -float("inf"):
+        return gl.min(gl.abs(x), axis=axis, keepdims=keepdims)
     if ord == 0:
         return gl.sum(gl.astype(gl.not_equal(x, 0), gl.dtype(x)), axis=axis, keepdims=keepdims)
     return gl.sum(gl.abs(x) ** ord, axis=axis, keepdims=keepdims) ** (1.0 / ord)
 
 
-def linalg_norm(x: Any, ord: Any = None, axis: Any = None, *, keepdims: bool = False) -> Any:
-    """``np.linalg.norm``: a vector norm, except that for a matrix (no axis, or two axes) a
-    numeric ``ord`` asks for a matrix norm (``ord=2``: the largest singular value), which
-    gradlab refuses rather than compute a vector norm under its name."""
-    matrix = (axis is None and len(tuple(gl.shape(x))) == 2) or (
-        isinstance(axis, (tuple, list)) and len(axis) == 2)
-    if ord == "fro" or ord is None:
+def matrix_axes(ndim: int, axis: Any, vector_without_axis: bool = False
+                ) -> tuple[int, int] | None:
+    """The (row, column) axes ``np.linalg.norm`` reads an array of ``ndim`` axes as a matrix
+    over, or None where it reads a vector: two axes given, or none given and the array 2-d
+    (unless ``vector_without_axis``: TensorFlow's ``tf.norm`` reads any array as one vector
+    then). Plain Python, so the gradient helpers share it."""
+    if axis is None:
+        return None if vector_without_axis or ndim != 2 else (0, 1)
+    if isinstance(axis, (tuple, list)) and len(axis) == 2:
+        return int(axis[0]) % ndim, int(axis[1]) % ndim
+    return None
+
+
+def linalg_norm(x: Any, ord: Any = None, axis: Any = None, *, keepdims: bool = False,
+                vector_without_axis: bool = False) -> Any:
+    """``np.linalg.norm``: a vector norm, except over a matrix (see :func:`matrix_axes`), where
+    ``ord`` is 'fro' (the default), 1 or -1 (the largest or smallest sum of magnitudes down a
+    column), inf or -inf (along a row). The spectral (2, -2) and nuclear ('nuc') norms need the
+    singular values, which gradlab refuses rather than compute a vector norm under their name;
+    it refuses -1 as well (its rule is that of the vector norm, whose ord -1 differs)."""
+    axes = matrix_axes(len(tuple(gl.shape(x))), axis, vector_without_axis)
+    if axes is None:
+        return gl.norm(x, ord, axis, keepdims=keepdims)
+    if ord is None or ord == "fro" or ord == "euclidean":
         return gl.norm(x, None, axis, keepdims=keepdims)
-    if matrix:
-        from ...errors import GradlabError
-        raise GradlabError(
-            f"np.linalg.norm(M, {ord!r}) of a matrix is a matrix norm, which gradlab does not "
-            f"differentiate: use np.linalg.norm(M) (Frobenius) or pass axis= for vector norms "
-            f"of its rows or columns")
-    return gl.norm(x, ord, axis, keepdims=keepdims)
+    if ord in (1, float("inf"), -float("inf")):
+        down, across = axes if ord == 1 else axes[::-1]
+        sums = gl.sum(gl.abs(x), axis=down, keepdims=True)
+        pick = gl.max if ord > 0 else gl.min
+        out = pick(sums, axis=across, keepdims=True)
+        return out if keepdims else gl.squeeze(out, axis=axes)
+    how = {-1: "the smallest column sum, np.min(np.sum(np.abs(M), axis=0))",
+           2: "the largest singular value", -2: "the smallest singular value",
+           "nuc": "the sum of the singular values"}.get(ord, "not a matrix norm NumPy knows")
+    raise GradlabError(
+        f"the matrix norm with ord={ord!r} (np.linalg.norm(M, {ord!r}) of a 2-d M, or over two "
+        f"axes) is {how}: gradlab does not differentiate it. Write it with differentiable "
+        f"operations (an SVD is not one), or use the Frobenius norm (no ord), ord 1 or inf "
+        f"(the largest column or row sum), or an axis for vector norms of rows or columns")
 
 
 def _at_least(x: Any, n: int) -> Any:
@@ -292,6 +344,7 @@ def dtype(x: Any) -> _dtypes.DType:
 GENERIC: dict[str, Callable[..., Any]] = dict(
     logsumexp=logsumexp, logsumexp_shift=logsumexp_shift, softmax=softmax,
     log_softmax=log_softmax, hypot=hypot, builtin_round=builtin_round, rsqrt=rsqrt,
+    matrix_transpose=matrix_transpose,
     squared_difference=squared_difference, sigmoid=sigmoid, softplus=softplus, relu=relu,
     sum_to=sum_to, unbroadcast=unbroadcast, unbroadcast_to=unbroadcast_to, norm=norm,
     linalg_norm=linalg_norm, atleast_1d=atleast_1d,

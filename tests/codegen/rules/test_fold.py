@@ -48,3 +48,7 @@ def test_literal_values() -> None:
     assert number(node("-2.5")) == -2.5 and number(node("True")) is None
     assert number(node("x")) is None
     assert literal_value(node("(1, 0)")) == (1, 0) and literal_value(node("[1, x]")) is None
+    # infinity, as normalize writes an option that is one (np.inf, -math.inf...)
+    assert number(node("float('inf')")) == float("inf")
+    assert number(node("-float('inf')")) == -float("inf")
+    assert number(node("float('nan')")) is None and number(node("float(x)")) is None

@@ -747,6 +747,10 @@ class Builder:
         head = text.split("(")[0] if not text.startswith(x) else f".{text[len(x) + 1:].split('(')[0]}()"
         if STOPS_GRADIENT(text, self.dialect):
             return self.assign(text, f"conversion: {head}", f"stops gradient: {head}")
+        if ".tolist()" in text:
+            # x.tolist() is a method gradlab keeps as written (TensorFlow's tensors have none:
+            # test_array_of_a_list_on_backends, switch OFF_TABLE_CALLS_ON_OTHER_BACKENDS)
+            return self.assign(text, f"conversion: {head}", "off-table: .tolist()")
         return self.assign(text, f"conversion: {head}")
 
     def reassign_param(self) -> tuple[str, tuple[str, ...]] | None:

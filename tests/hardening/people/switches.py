@@ -48,7 +48,9 @@ CONVERSIONS = True
 #: decorator-dropped (test_functools_wraps_decorator): the decorator of f is dropped.
 DECORATORS = True
 #: builtin-round-on-tensors (test_builtin_round_on_backends): round() of a tensor crashes.
-BUILTIN_ROUND = False
+#: FIXED: round(v) and round(v, n) are the table's builtin_round on every backend (Python's
+#: round for numbers and NumPy values, elementwise for framework arrays).
+BUILTIN_ROUND = True
 #: loop-over-dict (test_loop_over_dict): ``for k in d`` over a dict crashes (KeyError: 0).
 LOOP_OVER_DICT = True
 #: mixed-float32-float64 (test_float32_times_float64_on_tensorflow, test_hvp_keeps_float32):
@@ -66,18 +68,21 @@ ATTRIBUTE_OF_EXPRESSION = True
 NEGATIVE_STEP_SLICES = True
 
 #: dict-literal-is-a-constant (test_dict_literal_of_arrays): a dict literal holding arrays
-#: gives a zero gradient (nested dict/list too). Fixed (codegen/dicts.py: dicts with constant
+#: gives a zero gradient (nested dict/list too). FIXED (codegen/dicts.py: dicts with constant
 #: keys are replaced by their entries, loops over them written out per key): with this switch
 #: on, the 106 programs with a dict construct among 6,000 drawn (hypothesis seed 7) were all
-#: right or refused on every backend and mode. It stays off only because
-#: turning it on moves the derandomized CI draws onto an open crash of another class
-#: (``x.mT`` of a 0-d torch tensor: IndexError in the generated code); turn it on with that fix.
-DICT_LITERALS = False
+#: right or refused on every backend and mode. It had stayed off for the crash the
+#: derandomized CI draws then met, ``x.mT`` of a 0-d torch tensor (IndexError: it was
+#: swapaxes(x, -2, -1)); FIXED too (test_matrix_transpose_of_a_number_and_of_matrices):
+#: ``x.mT`` is the primitive matrix_transpose, the value itself for a 0-d one as in torch, a
+#: vector's refused.
+DICT_LITERALS = True
 #: mod-is-a-constant (test_mod_of_parameter): ``x % c`` and ``np.mod`` give a zero gradient.
 MOD = True
 #: axis-function-of-scalar (test_softmax_of_a_number, test_argsort_of_a_number): softmax or
-#: argsort of a 0-d value crashes on TensorFlow and JAX (argsort on PyTorch too).
-AXIS_FUNCTIONS_OF_SCALARS = False
+#: argsort of a 0-d value crashes on TensorFlow and JAX (argsort on PyTorch too). FIXED: the
+#: backends take a 0-d value as NumPy and SciPy do (softmax of a number is 1, argsort 0).
+AXIS_FUNCTIONS_OF_SCALARS = True
 
 #: solve-missing-adjoint-name (test_solve_with_constant_right_hand_side): the gradient of
 #: ``np.linalg.solve(a, b)`` w.r.t. ``a`` when ``b`` is a constant fails with a NameError.
@@ -105,8 +110,13 @@ TORCH_MAX_MIN_WITH_DIM = True
 #: matrix-norm-ords (test_frobenius_norm, test_spectral_norm_of_matrix, test_nuclear_norm):
 #: norms with an ord ('fro', 2, 1, 'nuc', 'euclidean') are vector norms or constants in gradlab:
 #: 'fro' gives a zero gradient, 2 and 1 of a matrix a wrong value, string ords crash. While
-#: False, norms take no ord.
-NORM_ORDS = False
+#: False, norms take no ord. FIXED (test_norm_with_an_ord, test_norm_with_an_ord_in_each_framework,
+#: test_matrix_norms_needing_singular_values_are_refused): ``linalg_norm`` reads a matrix as
+#: np.linalg.norm does ('fro', 1, inf, -inf: column or row sums, their rules through
+#: ``linalg_norm_weights``; tf.norm only over two axes); vector norms take inf and -inf;
+#: ``np.inf``, ``math.inf``, ``float('inf')`` as an ord are the literal infinity; the matrix
+#: norms that need singular values (2, -2, 'nuc') and -1 are refused, at the user's line.
+NORM_ORDS = True
 #: transpose-of-scalar-or-vector (test_transpose_of_a_number_on_torch,
 #: test_transpose_method_with_one_axis): x.T of a 0-d value crashes on PyTorch; x.transpose(0)
 #: of a vector crashes everywhere. While False, only matrices and up are transposed.
@@ -115,7 +125,9 @@ TRANSPOSE_OF_SCALARS = True
 #: without an axis normalises over all entries; gradlab normalises each row: a wrong value.
 SCIPY_SOFTMAX_OVER_ALL = True
 #: std-of-one-element-nan (test_std_of_a_number): x.std() of a 0-d value has a NaN gradient.
-STATISTICS_OF_SCALARS = False
+#: FIXED: where std (or the 2-norm) is 0 its rules give the subgradient 0, not 0 / 0
+#: (test_norm_and_std_at_zero_are_not_nan).
+STATISTICS_OF_SCALARS = True
 
 #: numpy-repeat-read-as-tile (test_numpy_repeat_method): ``x.repeat(3)`` on a NumPy (or JAX)
 #: array repeats each element; gradlab reads it as torch's repeat (tile): a wrong value.

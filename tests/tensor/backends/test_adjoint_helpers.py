@@ -65,3 +65,24 @@ def test_stack_of_a_list_of_lists_is_np_array_of_it(framework: str) -> None:
     rows = [[to_framework(np.array(float(3 * i + j)), framework) for j in range(3)]
             for i in range(2)]
     np.testing.assert_allclose(to_numpy(gl.stack(rows)), np.arange(6.0).reshape(2, 3))
+
+
+@pytest.mark.parametrize("ord, axis, shape", [(1, None, (4,)), (float("inf"), None, (4,)),
+                                              (-float("inf"), 0, (3, 2)), (1, None, (2, 3)),
+                                              (float("inf"), None, (2, 3)),
+                                              (-float("inf"), (2, 0), (2, 3, 2)),
+                                              (1, (1, 0), (2, 3))])
+def test_linalg_norm_weights_are_the_derivative(framework: str, ord, axis, shape) -> None:
+    """The derivative of np.linalg.norm(x, ord, axis) summed, away from ties, against central
+    differences."""
+    gl = backend(framework)
+    x = RNG.uniform(0.5, 1.5, shape) * np.where(np.arange(np.prod(shape)) % 2, -1, 1).reshape(
+        shape)
+    got = to_numpy(gl.linalg_norm_weights(to_framework(x, framework), ord, axis=axis))
+    expected = np.zeros_like(x)
+    for i in np.ndindex(shape):
+        step = np.zeros_like(x)
+        step[i] = 1e-6
+        expected[i] = (np.sum(np.linalg.norm(x + step, ord, axis))
+                       - np.sum(np.linalg.norm(x - step, ord, axis))) / 2e-6
+    np.testing.assert_allclose(got, expected, atol=1e-6)
