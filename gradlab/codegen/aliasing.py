@@ -66,6 +66,8 @@ def memory_links(fn: ir.Function, act: Activity) -> list[tuple[str, str, ir.Stmt
             out += [(t, names[0], s, "item") for t in s.targets if names]
         elif op.kind is OpKind.COPY:
             out += [(t, names[0], s, "copy") for t in s.targets if names]
+        elif op.kind is OpKind.PRIM and op.style == "may_alias" and names:
+            out += [(t, names[0], s, "conversion") for t in s.targets]
         elif op.kind is OpKind.PRIM and _makes_view(op, act.arrays):
             how = "row" if op.prim == "getitem" and _int_index(op.args[1]) else "view"
             out += [(t, str(op.args[0]), s, how) for t in s.targets]
@@ -95,6 +97,9 @@ _HOW = {
            "numbers)",
     "call": "{o} may refer to the same array (the function that made {n} can return its "
             "argument, or a view of it)",
+    "conversion": "{o} may refer to the same array (one was converted from the other to a "
+                  "dtype, and a conversion to the dtype an array already has returns it "
+                  "itself)",
 }
 
 

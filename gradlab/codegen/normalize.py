@@ -621,6 +621,10 @@ class Normalizer:
         if expanded is not None:
             return expanded, hint
         style = "conversion" if res.prim == "array" and prim == "copy" else "call"
+        if prim == "astype" and res.conversion == "same":
+            # np.asarray(x, dtype=...), torch.as_tensor(x, dtype=...): x itself where it has
+            # that dtype already, so it may share x's memory (see aliasing.memory_links)
+            style = "may_alias"
         return Op(OpKind.PRIM, prim, args, kwargs, style=style, source=res.label), hint
 
     def _keepdims_at_run_time(self, prim: str, args: list[ir.Atom], kwargs: dict[str, ir.Atom],

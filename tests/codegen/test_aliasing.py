@@ -91,8 +91,19 @@ def through_asarray(a):
     return np.sum(t * a)
 
 
+def through_asarray_with_its_dtype(a):
+    """np.asarray(t, dtype=...) is t itself where t has that dtype (people fuzz, seed 11: on
+    torch, as_tensor(x, dtype=torch.float64) then x *= 2 gave a wrong jvp)."""
+    t = a * np.ones((3, 1))
+    v = np.asarray(t, dtype=np.float64)
+    t *= 2.0
+    return np.sum(v * a)
+
+
 REFUSED = [
     (through_asarray, "v is changed in place while t refers to the same array", "v += 1.0"),
+    (through_asarray_with_its_dtype, "t is changed in place while v may refer to the same "
+                                     "array (one was converted from the other", "t *= 2.0"),
     (through_two_views_of_one_slice, "p is changed in place while", "p += 1.0"),
     (through_tuple_unpacking, "v is changed in place while t refers to the same array", "v *= w"),
     (through_append, "h is changed in place while hs holds the same array", "h += 1.0"),
