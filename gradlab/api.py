@@ -807,7 +807,21 @@ class JVPFunction(GeneratedFunction):
         except Exception as e:
             explain_framework_error(self, e)
             raise
+        if self.mode == "jvp":
+            self._guard(tuple(full), value)
         return value, _like(tangent, value)
+
+    def _guard(self, full: tuple[Any, ...], value: Any) -> None:
+        """The semantic guard (see guard.py), as ``grad`` has it: the first call for each kind
+        of arguments compares the value forward mode computed with the function's own."""
+        types = tuple(map(type, full))
+        if types in self._checked or not self.options.get("check", True) or \
+                guard.is_tracing(full):
+            return
+        original = guard.run_original(self, full, {})
+        if original is not None:
+            guard.verify(self, original, value, full, {})
+        self._checked.add(types)
 
 
 class HVPFunction(JVPFunction):
@@ -980,9 +994,12 @@ def _like(t: Any, x: Any) -> Any:
     return ops.zeros_like(x) + ops.astype(t, ops.dtype(x))
 
 
-def jvp(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True) -> JVPFunction:
+def jvp(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True,
+        check: bool = True) -> JVPFunction:
     """Forward mode: ``jvp(f)(*args, tangent) -> (f(*args), directional derivative)``,
-    generated source-to-source like :func:`grad` (``.source`` shows it)."""
+    generated source-to-source like :func:`grad` (``.source`` shows it). ``check``: the
+    semantic guard, as :func:`grad` has it (the first call for each kind of arguments also
+    runs ``f`` and compares the values)."""
     if isinstance(f, GeneratedFunction):
         raise GradlabError("jvp of a generated function: use gradlab.hvp for second derivatives")
     names, many, params = _wrt_names(f, wrt)
@@ -997,7 +1014,7 @@ def jvp(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True) -> JVPFu
         _cache[key] = transform
     main = transform.main
     return JVPFunction(f, transform, main.source, main.filename, main.name, main.free, names,
-                       many, "jvp", params, None, {}, transform.seconds)
+                       many, "jvp", params, None, {"check": check}, transform.seconds)
 
 
 def hvp(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True) -> HVPFunction:

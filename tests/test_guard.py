@@ -58,6 +58,18 @@ def test_a_mismatch_names_the_first_line_whose_value_differs(wrong_tanh):
         df(np.array([0.1, 1.0, -2.0]))
 
 
+def test_forward_mode_is_guarded_as_reverse_mode_is(wrong_tanh):
+    """jvp's value is the function's value: a reading of a line with another meaning is
+    caught on the first call for these argument types (people fuzz seed 11 found a wrong jvp
+    value that grad's guard refused), and check=False switches it off."""
+    x, v = np.array([0.1, 1.0, -2.0]), np.ones(3)
+    with pytest.raises(gradlab.ForwardMismatchError) as info:
+        gradlab.jvp(two_steps)(x, v)
+    assert "two_steps" in str(info.value)
+    value, _ = gradlab.jvp(two_steps, check=False)(x, v)
+    assert value != pytest.approx(two_steps(x))
+
+
 def test_a_mismatch_in_a_later_loop_iteration_is_found(wrong_tanh):
     x = np.array([0.5, 0.2])    # |x| passes 1.5 in the third iteration
     with pytest.raises(gradlab.ForwardMismatchError) as info:

@@ -7,7 +7,7 @@ import pytest
 
 import gradlab
 from tests.conftest import to_framework, to_numpy
-from tests.codegen.corpus import CORPUS, Case
+from tests.codegen.corpus import CORPUS, Case, same_meaning
 
 
 def finite_differences(case: Case, args: list, wrt: int, eps: float = 1e-6) -> np.ndarray:
@@ -22,19 +22,6 @@ def finite_differences(case: Case, args: list, wrt: int, eps: float = 1e-6) -> n
         minus[wrt] = float(xm) if wrt in case.scalars else xm
         grad[idx] = (case.fn(*plus) - case.fn(*minus)) / (2 * eps)
     return grad
-
-
-def _same_meaning(case: Case, args: list, converted: list) -> bool:
-    """Whether the function gives the same value on the framework's arrays as on NumPy's."""
-    import warnings
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            there = np.asarray(to_numpy(case.fn(*converted)), dtype=np.float64)
-        except Exception:      # it does not run on them as written: gradlab's reading counts
-            return True
-        here = np.asarray(case.fn(*args), dtype=np.float64)
-    return np.allclose(there, here, rtol=1e-6, atol=1e-9, equal_nan=True)
 
 
 def _wrts(case: Case) -> tuple[int, ...]:
@@ -64,7 +51,7 @@ def test_gradient_matches_finite_differences(case: Case, framework: str, form: s
         if df.source_for(*converted) == df.variant_source(*converted):
             pytest.skip("no code specialised for these shapes: the other form is this one")
         generic_only(df)
-    if not _same_meaning(case, args, converted):
+    if not same_meaning(case, args, converted):
         # Called with this framework's arrays, the function itself computes something else
         # than its NumPy reading (torch's x.std() is unbiased): the semantic guard refuses the
         # gradient, naming the line; switched off, gradlab differentiates the NumPy reading.
