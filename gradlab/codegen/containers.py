@@ -348,7 +348,7 @@ class _Reader:
         if loop.orelse:
             raise self._refusal(loop, "a loop over a container argument has an else block",
                                 "for ... else", "move the else block after the loop")
-        for node in (n for s in loop.body for n in _outside_inner_loops(s)):
+        for node in (n for s in loop.body for n in trees.outside_inner_loops(s)):
             if isinstance(node, (gast.Break, gast.Continue, gast.Return)):
                 word = type(node).__name__.lower()
                 raise self._refusal(node, f"a loop over a container argument, which gradlab "
@@ -470,16 +470,6 @@ def _use(node: gast.AST, parent: Any) -> str:
     if isinstance(parent, gast.Assign):
         return "assigned to another name"
     return "used as a whole"
-
-
-def _outside_inner_loops(node: gast.AST) -> list[gast.AST]:
-    """``node`` and what it holds, except the bodies of inner loops and functions."""
-    out = [node]
-    if isinstance(node, (gast.For, gast.While, gast.FunctionDef, gast.Lambda)):
-        return out
-    for child in gast.iter_child_nodes(node):
-        out.extend(_outside_inner_loops(child))
-    return out
 
 
 def _replace_statement(root: gast.AST, old: gast.stmt, new: list[gast.stmt]) -> None:

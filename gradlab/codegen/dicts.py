@@ -327,21 +327,11 @@ def _loop_problem(loop: gast.For, dict_name: str, what: str) -> str:
         return f"the loop assigns its variable {names[0].id}"
     if dict_name in stored:      # Python goes on over the old dict's entries
         return f"the loop binds {dict_name} to a new dict"
-    jumps = [n for s in loop.body for n in _outside_inner_loops(s)
+    jumps = [n for s in loop.body for n in trees.outside_inner_loops(s)
              if isinstance(n, (gast.Break, gast.Continue, gast.Return))]
     if jumps:
         return f"it has a {type(jumps[0]).__name__.lower()} inside"
     return ""
-
-
-def _outside_inner_loops(node: gast.AST) -> list[gast.AST]:
-    """``node`` and what it holds, except the bodies of inner loops and functions."""
-    out = [node]
-    if isinstance(node, (gast.For, gast.While, gast.FunctionDef, gast.Lambda)):
-        return out
-    for child in gast.iter_child_nodes(node):
-        out.extend(_outside_inner_loops(child))
-    return out
 
 
 class _Unroller(gast.NodeTransformer):

@@ -13,6 +13,8 @@ import copy
 from collections import deque
 from typing import Any, Iterator, TypeVar
 
+import gast
+
 _AST = ast.AST
 T = TypeVar("T")
 
@@ -49,3 +51,14 @@ def clone(node: T) -> T:
             value = [clone(c) if isinstance(c, _AST) else c for c in value]
         fields[key] = value
     return new
+
+
+def outside_inner_loops(node: gast.AST) -> list[gast.AST]:
+    """``node`` and what it holds, except the bodies of inner loops and functions (where a
+    ``break`` or ``return`` belongs to them, not to the loop being read)."""
+    out = [node]
+    if isinstance(node, (gast.For, gast.While, gast.FunctionDef, gast.Lambda)):
+        return out
+    for child in gast.iter_child_nodes(node):
+        out.extend(outside_inner_loops(child))
+    return out

@@ -33,3 +33,13 @@ def test_clone_of_a_list_and_of_other_values():
     assert nodes[0].id == "x"
     value = {"a": [1, 2]}
     assert trees.clone(value) == value and trees.clone(value) is not value
+
+
+def test_outside_inner_loops_stops_at_loops_and_functions() -> None:
+    """What belongs to a loop being read: a break inside an inner loop or a nested def is
+    that one's own."""
+    import gast as _gast
+    from gradlab.codegen.trees import outside_inner_loops
+    body = _gast.parse("if c:\n    break\nfor j in r:\n    continue\ndef h():\n    return 1\n").body
+    kinds = {type(n).__name__ for s in body for n in outside_inner_loops(s)}
+    assert "Break" in kinds and "Continue" not in kinds and "Return" not in kinds
