@@ -7,12 +7,32 @@ dictionary lookup on the hot path of every generated gradient call.
 """
 from __future__ import annotations
 
+import types
 from typing import Any, Iterable
 
 from ..errors import BackendError
 from .registry import FRAMEWORKS, PYTHON, TYPE_CACHE, framework_of, frameworks
 
-__all__ = ["FRAMEWORKS", "PYTHON", "common_framework", "framework_of", "require_framework"]
+__all__ = ["FRAMEWORKS", "PYTHON", "callable_framework", "common_framework", "framework_of",
+           "require_framework"]
+
+#: The packages whose callables a framework's autodiff differentiates, and the framework.
+_CALLABLE_ROOTS = {"torch": "torch", "jax": "jax", "jaxlib": "jax", "flax": "jax",
+                   "equinox": "jax", "tensorflow": "tensorflow", "keras": "tensorflow",
+                   "tf_keras": "tensorflow"}
+
+
+def callable_framework(fn: Any) -> str | None:
+    """The framework a callable belongs to (a module or layer instance, a compiled function, a
+    framework function), read from its type's or its own module; None for the user's own
+    callables and NumPy's."""
+    if isinstance(fn, (types.FunctionType, types.BuiltinFunctionType, types.MethodType)):
+        return _CALLABLE_ROOTS.get((getattr(fn, "__module__", None) or "").split(".")[0])
+    for cls in type(fn).__mro__:
+        name = _CALLABLE_ROOTS.get((cls.__module__ or "").split(".")[0])
+        if name is not None:
+            return name
+    return None
 
 
 def require_framework(value: Any) -> str:

@@ -181,14 +181,14 @@ def test_keywords_reach_the_call() -> None:
     import torch
     import torch.nn.functional as F
 
-    def normed(x, w):
-        return torch.sum(F.layer_norm(x * w, (3,), eps=1e-3) ** 3)
+    def normed(x, w, norm):
+        return torch.sum(norm(x * w, (3,), eps=1e-3) ** 3)
     x, w = torch.as_tensor(X), torch.as_tensor(np.array([0.5, 2.0, -1.0]))
     df = gradlab.grad(normed, (0, 1))
     assert 'keywords={"eps": 0.001}' in df.source.replace("'", '"')
-    got = df(x, w)
+    got = df(x, w, F.layer_norm)
     leaves = [x.clone().requires_grad_(), w.clone().requires_grad_()]
-    want = torch.autograd.grad(normed(*leaves), leaves)
+    want = torch.autograd.grad(normed(*leaves, F.layer_norm), leaves)
     for g, e in zip(got, want):
         np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=1e-12)
 
@@ -231,7 +231,8 @@ def test_a_call_that_returns_no_tensor_is_refused() -> None:
 def test_which_callables_are_opaque() -> None:
     require("torch")
     import torch
-    assert is_opaque_callable(torch.nn.Linear(2, 2)) and is_opaque_callable(torch.exp2)
+    assert is_opaque_callable(torch.nn.Linear(2, 2))
+    assert not is_opaque_callable(torch.exp2)   # a primitive, refused until it has a rule
     assert not is_opaque_callable(torch.nn.Linear)          # a class builds a module
     assert not is_opaque_callable(np.cumprod)               # NumPy has no autodiff
     assert not is_opaque_callable(numpy_layer)              # gradlab reads the user's own
@@ -322,3 +323,31 @@ def test_forward_mode_wrt_a_model_is_refused() -> None:
                                                    "parameters of model"):
         jv = gradlab.jvp(model_loss, "model")
         jv(model, torch.as_tensor(X), torch.zeros(2, 2, dtype=torch.float64), model)
+
+
+def pooled(x):
+    return TF_POOL(x, (1, 2, 2, 1), (1, 1, 1, 1), "SAME")
+
+
+TF_POOL = None
+
+
+def test_a_framework_function_without_a_rule_stays_refused() -> None:
+    """tf.nn.max_pool is a primitive gradlab has no rule for: refused (it gets readable code
+    with a rule of its own), not run opaque."""
+    require("tensorflow")
+    import tensorflow as tf
+    global TF_POOL
+    TF_POOL = tf.nn.max_pool
+    with pytest.raises(gradlab.GradlabError, match="no derivative rule"):
+        gradlab.grad(pooled)(tf.constant(np.ones((1, 3, 3, 1))))
+
+
+def test_a_callable_of_another_framework_is_refused() -> None:
+    require("torch")
+    require("tensorflow")
+    import tensorflow as tf
+    import torch
+    with pytest.raises(gradlab.GradlabError, match="belongs to tensorflow, and these are "
+                                                   "PyTorch arrays"):
+        gradlab.grad(through_argument, 1)(tf.sin, torch.as_tensor(X))
