@@ -244,6 +244,7 @@ def matmul_grad_y(dz: Any, x: Any, y: Any) -> Any:
 class JaxBackend(Backend):
     name, title, reference = "jax", "JAX", "jax.grad"
     updates_in_place = False        # JAX arrays never change (under jit, XLA updates in place)
+    casts_like_numpy = True         # exp of a bool: float32 (NumPy: float16)
 
     def is_traced(self, value: Any) -> bool:
         return type(value).__module__.startswith("jax._src")   # a tracer inside jax.jit

@@ -613,6 +613,7 @@ def stop_gradient(x: Any) -> Any:
 class TorchBackend(Backend):
     name, title, reference = "torch", "PyTorch", "torch.autograd"
     wraps_python_numbers = True     # torch.sin(0.5) raises
+    casts_like_numpy = True         # exp of ints: float32 (NumPy: float64)
     binds_device = True             # creation functions read the namespace's DEVICE
     updates_in_place = True         # du[t] += du_t (not while autograd records the call)
 
