@@ -519,6 +519,18 @@ def _require_scalar(value: Any, df: GeneratedFunction) -> None:
             f"{df.name}(..., seed=ones_like(output))")
 
 
+def refuse_complex_gradient(df: GeneratedFunction, g: Any, x: Any) -> None:
+    """A complex gradient for a real input: the gradient went through a complex value that
+    depends on the input (``np.abs(z * x)``), where gradlab's rules (abs's sign, for one) are
+    not those of complex arguments. Refused, never cast to its real part."""
+    if "complex" in str(getattr(g, "dtype", "")) and "complex" not in str(x.dtype):
+        raise GradlabError(
+            f"the gradient of {getattr(df.fn, '__qualname__', 'the function')} goes through a "
+            f"complex value computed from a real input: gradlab differentiates complex values "
+            f"only as constants (z.real, np.abs(z) of a complex argument are fine). Split the "
+            f"complex value into its real and imaginary parts, as real arrays")
+
+
 def conform_gradients(grads: Any, args: tuple[Any, ...], df: GeneratedFunction, fw: str) -> Any:
     """Gradients keep their input's type and dtype (an untyped seed can leave a Python float or
     a wider dtype where the chain of operations had nothing to type it)."""
@@ -538,6 +550,7 @@ def conform_gradients(grads: Any, args: tuple[Any, ...], df: GeneratedFunction, 
         if not hasattr(x, "dtype"):
             return g
         refuse_without_gradient(df, args)     # (a gradient would be cut to an integer dtype)
+        refuse_complex_gradient(df, g, x)
         ops = backend(fw if fw != PYTHON else "numpy")
         return ops.zeros_like(x) + ops.astype(g, ops.dtype(x)) if hasattr(g, "dtype") else \
             ops.full_like(x, g)

@@ -258,7 +258,7 @@ class _InlineRewriter(gast.NodeTransformer):
                 and not node.args and not node.keywords:
             copy = call(attr(self.e.gl, "to_numpy"), [func.value])
             return call(gast.Attribute(value=copy, attr="tolist", ctx=gast.Load()), [])
-        if getattr(res.callee, "__module__", "").split(".")[0] != "numpy" and not (
+        if (getattr(res.callee, "__module__", None) or "").split(".")[0] != "numpy" and not (
                 res.label.split(".")[0] in ("np", "numpy")):
             return node
         return gast.Call(func=attr(self.e.gl, "numpy_call"), args=[func] + node.args,

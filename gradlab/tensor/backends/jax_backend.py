@@ -43,6 +43,7 @@ equal, not_equal, less, less_equal = jnp.equal, jnp.not_equal, jnp.less, jnp.les
 greater, greater_equal, logical_and, logical_or = (jnp.greater, jnp.greater_equal,
                                                    jnp.logical_and, jnp.logical_or)
 floor_divide, mod = jnp.floor_divide, jnp.mod
+real, imag, conj, angle = jnp.real, jnp.imag, jnp.conj, jnp.angle
 matmul, dot, outer = jnp.matmul, jnp.dot, jnp.outer
 where, clip = jnp.where, jnp.clip
 

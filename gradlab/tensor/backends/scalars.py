@@ -159,7 +159,9 @@ def python_number_versions(ns: dict[str, Any], casts_like_numpy: bool = False
     a framework also differs from NumPy on the unary functions of ints and bools: they are
     computed in NumPy's dtype (:mod:`.promote`) when ``casts_like_numpy``."""
     out: dict[str, Callable[..., Any]] = {}
-    native, astype = ns.get("native_dtype"), ns.get("astype")
+    # (the pure-Python backend casts nothing and has neither)
+    native: Any = ns.get("native_dtype")
+    astype: Any = ns.get("astype")
     for name in SCALAR_FUNCTIONS:
         if name in ns:
             table = promote.casts(name, native) if casts_like_numpy else {}

@@ -87,6 +87,25 @@ floor_divide, mod = tf.math.floordiv, tf.math.floormod
 where = tf.where
 
 
+real, imag = tf.math.real, tf.math.imag
+
+
+def conj(x: Any) -> Any:
+    """NumPy's: a real, int or bool tensor is its own conjugate (TensorFlow refuses bools)."""
+    x = _t(x)
+    return tf.math.conj(x) if x.dtype.is_complex else x
+
+
+def angle(x: Any) -> Any:
+    """NumPy's: of a real tensor, pi where it is negative (TensorFlow's is zero)."""
+    x = _t(x)
+    if x.dtype.is_complex:
+        return tf.math.angle(x)
+    if not x.dtype.is_floating:      # of ints and bools: float64, as NumPy's
+        x = tf.cast(x, tf.float64)
+    return tf.where(x < 0, tf.constant(_math.pi, x.dtype), tf.zeros((), x.dtype))
+
+
 def round(x: Any, decimals: int = 0) -> Any:
     """``tf.math.round`` has no ``decimals``: scaled as NumPy does (half to even)."""
     if not decimals:

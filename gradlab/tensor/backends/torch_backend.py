@@ -59,7 +59,26 @@ greater, greater_equal = operator.gt, operator.ge
 floor_divide, mod = operator.floordiv, operator.mod
 
 
+real = torch.real
+
+
+def angle(x: Any) -> Any:
+    """Of ints and bools in float64, as NumPy's (torch's: its default float32)."""
+    return torch.angle(_as_float(x))
+
+
+def imag(x: Any) -> Any:
+    """NumPy's: zeros for a real tensor (torch refuses one)."""
+    return torch.imag(x) if x.is_complex() else torch.zeros_like(x)
+
+
+def conj(x: Any) -> Any:
+    return torch.conj(x).resolve_conj() if x.is_complex() else x
+
+
 def sign(x: Any) -> Any:
+    if x.is_complex():
+        return torch.sgn(x)    # NumPy's sign of a complex value: x / |x|
     s = torch.sign(x)  # torch.sign(nan) is 0; NumPy's is nan
     return torch.where(torch.isnan(x), x, s) if x.is_floating_point() else s
 
