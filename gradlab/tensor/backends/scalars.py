@@ -66,7 +66,11 @@ def scalar_first(name: str, array_fn: Callable[[Any], Any], casts: dict[Any, Any
                 # the functions that raise there are NumPy's own ufuncs (sqrt, log, exp...),
                 # the NumPy backend's too (NumPy itself, not that backend: it loads this table)
                 return float(getattr(np, name)(float(x)))
-        if getattr(x, "dtype", None) in table:
+        try:                           # (free when nothing raises: no getattr call)
+            cast = x.dtype in table
+        except AttributeError:         # a list, to a framework that takes one
+            cast = False
+        if cast:
             to = table[x.dtype]
             if to is None:             # floor of an int, abs of a bool: the value itself
                 return x
