@@ -1707,3 +1707,12 @@ def test_int_tensor_times_python_float_on_torch(framework: str) -> None:
     value, g = out
     assert float(to_numpy(value)) == pytest.approx(mean_of_argmax_times_one(x), rel=1e-12)
     np.testing.assert_allclose(to_numpy(g), np.ones((3, 3)))
+
+
+def parts_of_python_numbers(x, n=2):
+    return min((np.real(n), x[0], 0.5)) + np.angle(-3) * x[1] + np.imag(n) + np.conj(n) * x[2] ** 2
+
+
+def test_parts_of_python_numbers(framework: str) -> None:
+    """np.real(n) of a Python int crashed on torch (torch.real takes tensors only)."""
+    three_modes(parts_of_python_numbers, [], framework)

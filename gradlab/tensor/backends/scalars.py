@@ -46,7 +46,8 @@ SCALAR_FUNCTIONS: dict[str, Callable[[float], Any]] = dict(
     tanh=math.tanh, arcsinh=math.asinh, arccosh=math.acosh, arctanh=math.atanh, erf=math.erf,
     sigmoid=_sigmoid, softplus=_softplus, abs=lambda x: builtins.abs(float(x)),
     square=lambda x: float(x) * x, sign=_sign, relu=lambda x: builtins.max(float(x), 0.0),
-    negative=lambda x: -float(x), reciprocal=lambda x: 1.0 / x)
+    negative=lambda x: -float(x), reciprocal=lambda x: 1.0 / x,
+    real=float, imag=lambda x: 0.0, conj=float, angle=lambda x: math.pi if x < 0 else 0.0)
 
 
 def scalar_first(name: str, array_fn: Callable[[Any], Any], casts: dict[Any, Any] | None = None,
