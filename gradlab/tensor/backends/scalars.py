@@ -50,17 +50,24 @@ SCALAR_FUNCTIONS: dict[str, Callable[[float], Any]] = dict(
     real=float, imag=lambda x: 0.0, conj=float, angle=lambda x: math.pi if x < 0 else 0.0)
 
 
+#: unary predicates on one Python number (``np.isfinite(math.expm1(w))`` of a Python float w):
+#: a Python bool, as NumPy's is a bool
+SCALAR_PREDICATES: dict[str, Callable[[float], bool]] = dict(
+    isnan=math.isnan, isinf=math.isinf, isfinite=math.isfinite, logical_not=lambda x: not x)
+
+
 def scalar_first(name: str, array_fn: Callable[[Any], Any], casts: dict[Any, Any] | None = None,
                  astype: Callable[[Any, Any], Any] | None = None) -> Callable[[Any], Any]:
     """``array_fn`` for tensors; for a Python int or float, the ``math`` value as a Python
     float (NumPy's nan/inf where ``math`` refuses, as outside a function's domain). ``casts``:
     the tensor dtypes to cast first, and to what (``promote.casts``: NumPy's dtype for ints and
     bools), with ``astype``; the check is in this one frame, not a second wrapper."""
-    scalar_fn = SCALAR_FUNCTIONS[name]
+    scalar_fn: Callable[[float], Any] = SCALAR_FUNCTIONS.get(name) or SCALAR_PREDICATES[name]
     table = casts or {}
+    numbers = NUMBERS | {bool, np.bool_} if name in SCALAR_PREDICATES else NUMBERS
 
     def op(x: Any) -> Any:
-        if type(x) in NUMBERS:
+        if type(x) in numbers:
             try:
                 return scalar_fn(float(x))
             except (ValueError, OverflowError, ZeroDivisionError):
@@ -167,7 +174,7 @@ def python_number_versions(ns: dict[str, Any], casts_like_numpy: bool = False
     # (the pure-Python backend casts nothing and has neither)
     native: Any = ns.get("native_dtype")
     astype: Any = ns.get("astype")
-    for name in SCALAR_FUNCTIONS:
+    for name in [*SCALAR_FUNCTIONS, *SCALAR_PREDICATES]:
         if name in ns:
             table = promote.casts(name, native) if casts_like_numpy else {}
             out[name] = scalar_first(name, ns[name], table, astype)
