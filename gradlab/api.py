@@ -217,7 +217,13 @@ class GeneratedFunction:
         seed = self._shaped_seed(fw, args, kwargs)
         if seed is None:
             return None
-        return impl(*args, **{**kwargs, str(self.seed_name): seed})  # type: ignore[no-any-return]
+        try:
+            return impl(*args, **{**kwargs, str(self.seed_name): seed})  # type: ignore[no-any-return]
+        except GradlabError:
+            raise
+        except Exception as e:      # the same failure again: said as the first would have been
+            explain_framework_error(self, e)
+            raise
 
     def _shaped_seed(self, fw: str, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
         """Ones shaped like the output, where the output has one element but dimensions (a 1x1

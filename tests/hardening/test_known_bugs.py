@@ -1608,8 +1608,13 @@ def float_minus_a_mask(x):
     return np.sum(np.subtract(x, m) * x)
 
 
+def rounded_mask(x):
+    v = np.round(np.less_equal(x, 0.1))
+    return np.mean(v) * np.sum(x ** 2) + np.sum(np.round(np.argmax(x)) * x)
+
+
 @pytest.mark.parametrize("f", [bool_mask_times_x, abs_and_floor_of_a_mask, exp_of_a_mask,
-                               sum_of_a_mask, float_minus_a_mask])
+                               sum_of_a_mask, float_minus_a_mask, rounded_mask])
 def test_bool_values_on_backends(f, framework: str) -> None:
     """abs/floor of bools crashed on torch, everything on TensorFlow; exp of bools was float32
     on torch and JAX (NumPy: float16)."""

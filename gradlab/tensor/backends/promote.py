@@ -85,5 +85,25 @@ def numpy_typed_versions(ns: dict[str, Any]) -> dict[str, Callable[[Any], Any]]:
     """For a namespace that takes Python numbers as they are (JAX): its unary functions that
     need a cast for some dtype, each wrapped with :func:`numpy_typed`."""
     native, astype = ns["native_dtype"], ns["astype"]
-    return {name: numpy_typed(name, ns[name], native, astype)
-            for name in FLOAT_FUNCTIONS + KEEPING_FUNCTIONS if name in ns}
+    out = {name: numpy_typed(name, ns[name], native, astype)
+           for name in FLOAT_FUNCTIONS + KEEPING_FUNCTIONS if name in ns}
+    out["round"] = numpy_round(ns["round"], native, astype)
+    return out
+
+
+def numpy_round(array_fn: Callable[..., Any], native: Callable[[str], Any],
+                astype: Callable[[Any, Any], Any]) -> Callable[..., Any]:
+    """``round`` of a tensor as NumPy's: of an int one to whole places, the tensor itself; of a
+    bool one, float16 (torch and JAX refuse to round a bool, TensorFlow an int)."""
+    whole = {native(d): None for d in NON_FLOAT if d != "bool"}
+    whole[native("bool")] = native(numpy_dtype("round", "bool"))
+
+    def round(x: Any, decimals: int = 0) -> Any:
+        dtype = getattr(x, "dtype", None)
+        if dtype in whole:
+            if whole[dtype] is not None:
+                return astype(x, whole[dtype])      # 0 and 1 round to themselves
+            if decimals >= 0:
+                return x
+        return array_fn(x, decimals)
+    return round

@@ -185,5 +185,7 @@ def python_number_versions(ns: dict[str, Any], casts_like_numpy: bool = False
         out[name] = reduction_first(name, ns[name])
     for name in SCALAR_BINARY:
         out[name] = binary_first(name, ns[name])
-    out["round"] = round_first(ns["round"])
+    out["round"] = round_first(promote.numpy_round(ns["round"], native, astype)
+                               if casts_like_numpy
+                               else ns["round"])
     return out
