@@ -1721,3 +1721,12 @@ def parts_of_python_numbers(x, n=2):
 def test_parts_of_python_numbers(framework: str) -> None:
     """np.real(n) of a Python int crashed on torch (torch.real takes tensors only)."""
     three_modes(parts_of_python_numbers, [], framework)
+
+
+def floor_of_a_python_float(x, w):
+    return (math.floor(np.mean(np.arctan2(w, w))) + np.ceil(w)) * 1.0 + np.sum(x ** 2)
+
+
+def test_floor_of_a_python_float(framework: str) -> None:
+    """math.floor of a Python float crashed on torch (float32 on TensorFlow)."""
+    three_modes(floor_of_a_python_float, [0.5], framework)

@@ -66,8 +66,11 @@ def numpy_typed(name: str, array_fn: Callable[[Any], Any], native: Callable[[str
     """``array_fn`` of a tensor, cast first as NumPy computes it (see :func:`casts`); a value
     that is not a tensor goes to ``array_fn`` as it is."""
     table = casts(name, native)
+    numbers = (float, int) if name in UNWRAPPED else ()    # (the others: see scalars.py)
 
     def op(x: Any) -> Any:
+        if type(x) in numbers:       # math.floor(np.mean(v)) of a Python float: NumPy's value
+            return float(getattr(np, name)(x))
         dtype = getattr(x, "dtype", None)
         if dtype in table:
             to = table[dtype]
