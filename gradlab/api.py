@@ -794,7 +794,13 @@ class HVPFunction(JVPFunction):
                     _require_scalar_output(self, full, e)
                 explain_framework_error(self, e)
                 raise
-            value, (_, hv) = impl(*full, shaped, **tangents)
+            try:
+                value, (_, hv) = impl(*full, shaped, **tangents)
+            except GradlabError:
+                raise
+            except Exception as again:     # as the first failure would have been said
+                explain_framework_error(self, again)
+                raise
         if automatic and not _scalar_output(value):
             _require_scalar_output(self, full, None, value)
         if self.many:   # the generated code returns one array for wrt=(i,), a tuple for more

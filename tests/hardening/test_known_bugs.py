@@ -1730,3 +1730,18 @@ def floor_of_a_python_float(x, w):
 def test_floor_of_a_python_float(framework: str) -> None:
     """math.floor of a Python float crashed on torch (float32 on TensorFlow)."""
     three_modes(floor_of_a_python_float, [0.5], framework)
+
+
+def mask_of_a_number_times_one(x, w):
+    return np.ravel(np.less(2.0, w)) * 1.0 + 0.0 * np.sum(x)
+
+
+def test_tensorflow_bool_times_float_of_one_element_output() -> None:
+    """A one-element array output: the retry with a shaped seed met TF's bool * 1.0 again, and
+    its TypeError came out as it was (a crash): now refused at the user's line."""
+    require("tensorflow")
+    x, w = to_framework(X3, "tensorflow"), to_framework(np.array(0.5), "tensorflow")
+    with pytest.raises(GradlabError, match="your line"):
+        gradlab.grad(mask_of_a_number_times_one, (0, 1))(x, w)
+    with pytest.raises(GradlabError, match="your line"):
+        gradlab.hvp(mask_of_a_number_times_one, (0, 1))(x, w, (x, w))
