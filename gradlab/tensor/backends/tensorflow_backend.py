@@ -559,8 +559,13 @@ def ones_like(x: Any, dtype: Any = None) -> Any:
 
 
 def full_like(x: Any, fill_value: Any, dtype: Any = None) -> Any:
+    """A float filling an int tensor's shape is cast to its dtype, as NumPy's (TensorFlow
+    refuses to make an int64 constant of 0.0: a zero tangent of an int input)."""
     x = _t(x)
-    return tf.fill(tf.shape(x), tf.constant(fill_value, dtype=native_dtype(dtype) or x.dtype))
+    dt = native_dtype(dtype) or x.dtype
+    if type(fill_value) is float and not (dt.is_floating or dt.is_complex):
+        return tf.fill(tf.shape(x), tf.cast(fill_value, dt))
+    return tf.fill(tf.shape(x), tf.constant(fill_value, dtype=dt))
 
 
 def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> Any:
