@@ -242,7 +242,13 @@ class GeneratedFunction:
         seed = self._shaped_seed(fw, args, kwargs)
         if seed is None:
             return None
-        return impl(*args, **{**kwargs, str(self.seed_name): seed})  # type: ignore[no-any-return]
+        try:
+            return impl(*args, **{**kwargs, str(self.seed_name): seed})  # type: ignore[no-any-return]
+        except GradlabError:
+            raise
+        except Exception as e:      # the same failure again: said as the first would have been
+            explain_framework_error(self, e)
+            raise
 
     def _shaped_seed(self, fw: str, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
         """Ones shaped and typed like the output, where the output has one element: the seed
@@ -558,6 +564,18 @@ def _require_scalar(value: Any, df: GeneratedFunction) -> None:
             f"{df.name}(..., seed=ones_like(output))")
 
 
+def refuse_complex_gradient(df: GeneratedFunction, g: Any, x: Any) -> None:
+    """A complex gradient for a real input: the gradient went through a complex value that
+    depends on the input (``np.abs(z * x)``), where gradlab's rules (abs's sign, for one) are
+    not those of complex arguments. Refused, never cast to its real part."""
+    if "complex" in str(getattr(g, "dtype", "")) and "complex" not in str(x.dtype):
+        raise GradlabError(
+            f"the gradient of {getattr(df.fn, '__qualname__', 'the function')} goes through a "
+            f"complex value computed from a real input: gradlab differentiates complex values "
+            f"only as constants (z.real, np.abs(z) of a complex argument are fine). Split the "
+            f"complex value into its real and imaginary parts, as real arrays")
+
+
 def conform_gradients(grads: Any, args: tuple[Any, ...], df: GeneratedFunction, fw: str) -> Any:
     """Gradients keep their input's type and dtype (an untyped seed can leave a Python float or
     a wider dtype where the chain of operations had nothing to type it)."""
@@ -579,6 +597,7 @@ def conform_gradients(grads: Any, args: tuple[Any, ...], df: GeneratedFunction, 
         if not hasattr(x, "dtype"):
             return g
         refuse_without_gradient(df, args)     # (a gradient would be cut to an integer dtype)
+        refuse_complex_gradient(df, g, x)
         ops = backend(fw if fw != PYTHON else "numpy")
         return ops.zeros_like(x) + ops.astype(g, ops.dtype(x)) if hasattr(g, "dtype") else \
             ops.full_like(x, g)
@@ -870,7 +889,13 @@ class HVPFunction(JVPFunction):
                     _require_scalar_output(self, full, e)
                 explain_framework_error(self, e)
                 raise
-            value, (_, hv) = impl(*full, shaped, **tangents)
+            try:
+                value, (_, hv) = impl(*full, shaped, **tangents)
+            except GradlabError:
+                raise
+            except Exception as again:     # as the first failure would have been said
+                explain_framework_error(self, again)
+                raise
         if automatic and not _scalar_output(value):
             _require_scalar_output(self, full, None, value)
         if self.many:   # the generated code returns one array for wrt=(i,), a tuple for more

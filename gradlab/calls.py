@@ -79,6 +79,9 @@ _TF_DTYPE_CLASHES = (
     re.compile(r"expected to be a (?P<a>\w+) tensor but is a (?P<b>\w+) tensor"),
     re.compile(r"Cannot convert (?P<b>\S+) to EagerTensor of dtype (?P<a>\w+)"),
 )
+#: How TensorFlow and PyTorch say that an operation met a bool tensor (NumPy counts True as 1).
+_BOOL_ARITHMETIC = re.compile(r"Value for attr 'T' of bool is not in the list|"
+                              r"Subtraction, the `-` operator, with a bool tensor")
 
 
 def explain_framework_error(df: Any, error: Exception) -> None:
@@ -88,6 +91,14 @@ def explain_framework_error(df: Any, error: Exception) -> None:
     a note saying where in the generated code, and from which line of the user's, it came.
     Returns when it only noted."""
     where = generated_line(df, error)
+    if type(error).__name__ in ("InvalidArgumentError", "TypeError", "RuntimeError") and \
+            where and _BOOL_ARITHMETIC.search(str(error)):
+        torch = type(error).__name__ == "RuntimeError"
+        raise GradlabError(
+            f"{'PyTorch subtracts' if torch else 'TensorFlow computes'} nothing on bool tensors "
+            f"(NumPy counts True as 1 and False as 0){where}: cast the bool value on that line, "
+            f"{'m.to(x.dtype)' if torch else 'tf.cast(m, x.dtype)'}, or pass NumPy arrays"
+        ) from error
     if type(error).__name__ in ("InvalidArgumentError", "TypeError") and where:
         for pattern in _TF_DTYPE_CLASHES:
             clash = pattern.search(str(error))

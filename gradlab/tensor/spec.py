@@ -53,6 +53,7 @@ RANDOM = "it draws random numbers from a seed"
 STOPPED = "it stops the gradient on purpose"
 SHIFT = "it is a shift that cancels exactly (logsumexp's maximum, see codegen/expand.py)"
 BOOKKEEPING = "it is bookkeeping of the gradient code, applied to axes or to gradients"
+KEPT = "it is a NumPy function gradlab keeps as written, on values no gradient flows through"
 #: Reasons that hold only while the arguments are constants: a value that carries a gradient
 #: passed to such a primitive is refused, not silently treated as a constant.
 FROM_CONSTANTS = frozenset({CONSTANT, RANDOM})
@@ -374,7 +375,16 @@ TABLE: list[Primitive] = [
     prim("builtin_round", "(x, ndigits=None)", SAME_SHAPE, CODEGEN, nondiff=STEPS,
          builtin="round"),
     prim("copy", "(x)", SAME_SHAPE, CODEGEN, np="copy", builtin="float",
-         torch="clone", tf="identity", method=["copy", "clone", "item"], attr="real"),
+         torch="clone", tf="identity", method=["copy", "clone", "item"]),
+    # parts of complex values (of a real one: itself, zeros, itself, 0 or pi); a gradient
+    # through a complex value comes back complex and is refused (api.conform_gradients)
+    _unary("real", torch="real", tf="math.real", method="", attr="real", linear=(0,)),
+    _unary("imag", torch="imag", tf="math.imag", method="", attr="imag", linear=(0,)),
+    _unary("conj", np="conj conjugate", torch="conj", tf="math.conj",
+           method="conj conjugate", linear=(0,)),
+    _unary("angle", torch="angle", tf="math.angle"),
+    # a NumPy call gradlab keeps as written, on the backend's values (codegen/primal.py)
+    prim("numpy_call", "(fn, *args, **kwargs)", CODEGEN, nondiff=KEPT),
     prim("stop_gradient", "(x)", SAME_SHAPE, nondiff=STOPPED,
          gradlab="stop_gradient api.stop_gradient",
          torch="detach", tf="stop_gradient", jax="lax.stop_gradient", method="detach"),

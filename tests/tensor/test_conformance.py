@@ -255,6 +255,9 @@ UNARY: dict[str, tuple[float, float, Callable[..., Any]]] = {
     "negative": (-2, 2, np.negative), "reciprocal": (0.5, 3, np.reciprocal),
     "rsqrt": (0.5, 3, lambda x: 1 / np.sqrt(x)),
     "isnan": (-2, 2, np.isnan), "isinf": (-2, 2, np.isinf), "isfinite": (-2, 2, np.isfinite),
+    # parts of complex values, of real ones here (angle: 0 or pi)
+    "real": (-2, 2, np.real), "imag": (-2, 2, np.imag), "conj": (-2, 2, np.conj),
+    "angle": (-2, 2, np.angle),
 }
 SPECIAL = [NAN, INF, -INF, 0.0, -0.0, 0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 3.7, -3.7, 1e-8]
 for _name, (_lo, _hi, _ref) in UNARY.items():

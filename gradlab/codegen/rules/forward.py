@@ -52,6 +52,26 @@ def copy(y, x):
     y_dot = x_dot
 
 
+@tangent("real")
+def real(y, x):
+    y_dot = gl.real(x_dot)
+
+
+@tangent("imag")
+def imag(y, x):
+    y_dot = gl.imag(x_dot)
+
+
+@tangent("conj")
+def conj(y, x):
+    y_dot = gl.conj(x_dot)
+
+
+@tangent("angle")
+def angle(y, x):
+    y_dot = gl.imag(x_dot / x)
+
+
 @tangent("matmul")
 def matmul(z, x, y):
     z_dot = gl.matmul(x_dot, y) + gl.matmul(x, y_dot)

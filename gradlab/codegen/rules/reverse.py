@@ -63,6 +63,31 @@ def copy(y, x):
     dx = dy
 
 
+# Parts of complex values. A real gradient d reaching a complex w stands for Re(d * dw)
+# (multiply's adjoint carries it on unconjugated, as for holomorphic functions), so that
+# Re(w) sends d itself back, Im(w) -1j * d, conj(w) conj(d) and angle(w) = Im(log w)
+# -1j * d / w. A gradient that reaches a real input through a complex value is refused
+# (api.conform_gradients): abs and the other rules are not written for complex arguments.
+@adjoint("real")
+def real(y, x):
+    dx = dy
+
+
+@adjoint("imag")
+def imag(y, x):
+    dx = -1j * dy
+
+
+@adjoint("conj")
+def conj(y, x):
+    dx = gl.conj(dy)
+
+
+@adjoint("angle")
+def angle(y, x):
+    dx = -1j * dy / x
+
+
 @adjoint("matmul")
 def matmul(z, x, y):
     dx = gl.matmul_grad_x(dz, x, y)

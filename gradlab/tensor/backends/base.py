@@ -73,6 +73,10 @@ class Backend:
     #: functions, reductions and binary functions then answer a Python number with one
     #: (:mod:`.scalars`), while ``TENSOR_ONLY`` keeps the framework's own
     wraps_python_numbers: ClassVar[bool] = False
+    #: True where the framework computes the unary float functions of ints and bools in a
+    #: dtype other than NumPy's (its default float32), or refuses them (``abs`` of a bool):
+    #: the namespace's unary functions then cast such a value first (:mod:`.promote`)
+    casts_like_numpy: ClassVar[bool] = False
     #: True where creation functions (``zeros``, ``arange``...) take their device from the
     #: namespace (its global ``DEVICE``): there is one namespace per device
     binds_device: ClassVar[bool] = False

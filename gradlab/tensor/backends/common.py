@@ -336,6 +336,33 @@ def std(x: Any, axis: Any = None, *, keepdims: bool = False, ddof: int = 0) -> A
     return gl.sqrt(gl.var(x, axis=axis, keepdims=keepdims, ddof=ddof))
 
 
+def numpy_call(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """A NumPy function gradlab keeps as written (``np.unique(b)``: no gradient flows through
+    it), on this backend's values: called on NumPy copies of them, its arrays (alone or in a
+    tuple or list) given back as the backend's, since they meet the backend's values next;
+    NumPy's scalars as Python numbers, which every framework takes in its own dtype."""
+    out = fn(*[_to_numpy(a) for a in args], **{k: _to_numpy(v) for k, v in kwargs.items()})
+    return _from_numpy(out)
+
+
+def _to_numpy(v: Any) -> Any:
+    if isinstance(v, (list, tuple)):
+        return type(v)(_to_numpy(e) for e in v)
+    if hasattr(v, "shape") and not isinstance(v, (_numpy.ndarray, _numpy.generic)):
+        return gl.to_numpy(v)
+    return v
+
+
+def _from_numpy(v: Any) -> Any:
+    if isinstance(v, _numpy.ndarray):
+        return gl.array(v)
+    if isinstance(v, _numpy.generic):
+        return v.item()
+    if isinstance(v, (list, tuple)) and not hasattr(v, "_fields"):
+        return type(v)(_from_numpy(e) for e in v)
+    return v
+
+
 def dtype(x: Any) -> _dtypes.DType:
     return _dtypes.neutral(getattr(x, "dtype", type(x)))
 
@@ -350,4 +377,4 @@ GENERIC: dict[str, Callable[..., Any]] = dict(
     linalg_norm=linalg_norm, atleast_1d=atleast_1d,
     atleast_2d=atleast_2d, atleast_3d=atleast_3d, crossentropy=crossentropy,
     kl_div_with_logits=kl_div_with_logits, flatten=flatten, unstack=unstack, std=std,
-    dtype=dtype)
+    dtype=dtype, numpy_call=numpy_call)

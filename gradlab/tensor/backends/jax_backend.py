@@ -45,6 +45,7 @@ equal, not_equal, less, less_equal = jnp.equal, jnp.not_equal, jnp.less, jnp.les
 greater, greater_equal, logical_and, logical_or = (jnp.greater, jnp.greater_equal,
                                                    jnp.logical_and, jnp.logical_or)
 floor_divide, mod = jnp.floor_divide, jnp.mod
+real, imag, conj, angle = jnp.real, jnp.imag, jnp.conj, jnp.angle
 matmul, dot, outer = jnp.matmul, jnp.dot, jnp.outer
 where, clip = jnp.where, jnp.clip
 
@@ -246,6 +247,7 @@ def matmul_grad_y(dz: Any, x: Any, y: Any) -> Any:
 class JaxBackend(Backend):
     name, title, reference = "jax", "JAX", "jax.grad"
     updates_in_place = False        # JAX arrays never change (under jit, XLA updates in place)
+    casts_like_numpy = True         # exp of a bool: float32 (NumPy: float16)
 
     def is_traced(self, value: Any) -> bool:
         return type(value).__module__.startswith("jax._src")   # a tracer inside jax.jit

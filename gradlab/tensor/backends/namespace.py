@@ -11,7 +11,10 @@ the backend's file or into the template modules. It holds, by precedence:
 4. the list-aware ``zeros_like`` and ``index_add``, with the backend's own as ``native_<name>``;
 5. where the framework refuses Python numbers (:attr:`Backend.wraps_python_numbers`), versions of
    the unary functions, reductions and binary functions that answer a Python number with one;
-   the framework's own stay in ``TENSOR_ONLY``.
+   the framework's own stay in ``TENSOR_ONLY``; where the framework computes the float
+   functions of ints and bools in another dtype than NumPy (:attr:`Backend.casts_like_numpy`),
+   unary functions that cast them first (:mod:`.promote`; in the same frame as the number check
+   where there is one).
 
 Functions are *bound* to the namespace: a copy of each function with new globals, so that a name
 inside it means this namespace's primitive. The backend's functions get the namespace's own dict
@@ -25,7 +28,7 @@ from __future__ import annotations
 import types
 from typing import TYPE_CHECKING, Any, Callable
 
-from . import adjoint_helpers, common, scalars
+from . import adjoint_helpers, common, promote, scalars
 
 if TYPE_CHECKING:
     from .base import Backend
@@ -60,10 +63,12 @@ def assemble(backend: Backend, device: Any = None) -> types.ModuleType:
         names[name] = helpers[fn.__name__]
 
     if not backend.wraps_python_numbers:
+        if backend.casts_like_numpy:
+            names.update(promote.numpy_typed_versions(names))
         return tensor_ns
     gl = types.ModuleType(tensor_ns.__name__, tensor_ns.__doc__)
     gl.__dict__.update(names)
-    wrapped = scalars.python_number_versions(names)
+    wrapped = scalars.python_number_versions(names, backend.casts_like_numpy)
     gl.__dict__.update(wrapped)
     gl.__dict__["TENSOR_ONLY"] = {name: names[name] for name in wrapped}
     return gl

@@ -286,6 +286,14 @@ def astype(x: Any, dtype: Any) -> Any:
     return np.asarray(x).astype(native_dtype(dtype))
 
 
+real, imag, conj, angle = np.real, np.imag, np.conj, np.angle
+
+
+def numpy_call(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """A NumPy function kept as written, on NumPy's own values: the call itself."""
+    return fn(*args, **kwargs)
+
+
 def to_numpy(x: Any) -> Any:
     return np.asarray(x)
 

@@ -18,6 +18,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from . import promote
+
 
 def _sigmoid(x: float) -> float:
     return 0.5 * (math.tanh(0.5 * x) + 1.0)
@@ -44,22 +46,43 @@ SCALAR_FUNCTIONS: dict[str, Callable[[float], Any]] = dict(
     tanh=math.tanh, arcsinh=math.asinh, arccosh=math.acosh, arctanh=math.atanh, erf=math.erf,
     sigmoid=_sigmoid, softplus=_softplus, abs=lambda x: builtins.abs(float(x)),
     square=lambda x: float(x) * x, sign=_sign, relu=lambda x: builtins.max(float(x), 0.0),
-    negative=lambda x: -float(x), reciprocal=lambda x: 1.0 / x)
+    negative=lambda x: -float(x), reciprocal=lambda x: 1.0 / x,
+    real=float, imag=lambda x: 0.0, conj=float, angle=lambda x: math.pi if x < 0 else 0.0)
 
 
-def scalar_first(name: str, array_fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+#: unary predicates on one Python number (``np.isfinite(math.expm1(w))`` of a Python float w):
+#: a Python bool, as NumPy's is a bool
+SCALAR_PREDICATES: dict[str, Callable[[float], bool]] = dict(
+    isnan=math.isnan, isinf=math.isinf, isfinite=math.isfinite, logical_not=lambda x: not x)
+
+
+def scalar_first(name: str, array_fn: Callable[[Any], Any], casts: dict[Any, Any] | None = None,
+                 astype: Callable[[Any, Any], Any] | None = None) -> Callable[[Any], Any]:
     """``array_fn`` for tensors; for a Python int or float, the ``math`` value as a Python
-    float (NumPy's nan/inf where ``math`` refuses, as outside a function's domain)."""
-    scalar_fn = SCALAR_FUNCTIONS[name]
+    float (NumPy's nan/inf where ``math`` refuses, as outside a function's domain). ``casts``:
+    the tensor dtypes to cast first, and to what (``promote.casts``: NumPy's dtype for ints and
+    bools), with ``astype``; the check is in this one frame, not a second wrapper."""
+    scalar_fn: Callable[[float], Any] = SCALAR_FUNCTIONS.get(name) or SCALAR_PREDICATES[name]
+    table = casts or {}
+    numbers = NUMBERS | {bool, np.bool_} if name in SCALAR_PREDICATES else NUMBERS
 
     def op(x: Any) -> Any:
-        if type(x) in NUMBERS:
+        if type(x) in numbers:
             try:
                 return scalar_fn(float(x))
             except (ValueError, OverflowError, ZeroDivisionError):
                 # the functions that raise there are NumPy's own ufuncs (sqrt, log, exp...),
                 # the NumPy backend's too (NumPy itself, not that backend: it loads this table)
                 return float(getattr(np, name)(float(x)))
+        try:                           # (free when nothing raises: no getattr call)
+            cast = x.dtype in table
+        except AttributeError:         # a list, to a framework that takes one
+            cast = False
+        if cast:
+            to = table[x.dtype]
+            if to is None:             # floor of an int, abs of a bool: the value itself
+                return x
+            x = astype(x, to)          # type: ignore[misc]
         return array_fn(x)
     op.__name__ = name
     op.__doc__ = f"{getattr(array_fn, '__name__', name)} for arrays; Python numbers stay Python."
@@ -140,17 +163,29 @@ def round_first(array_fn: Callable[..., Any]) -> Callable[..., Any]:
     return op
 
 
-def python_number_versions(ns: dict[str, Any]) -> dict[str, Callable[..., Any]]:
+def python_number_versions(ns: dict[str, Any], casts_like_numpy: bool = False
+                           ) -> dict[str, Callable[..., Any]]:
     """For a namespace whose framework refuses Python numbers: each of its unary primitives
     wrapped with :func:`scalar_first`, each reduction with :func:`reduction_first` and each
-    binary primitive with :func:`binary_first` (the namespace itself is left as it is)."""
+    binary primitive with :func:`binary_first` (the namespace itself is left as it is). Such
+    a framework also differs from NumPy on the unary functions of ints and bools: they are
+    computed in NumPy's dtype (:mod:`.promote`) when ``casts_like_numpy``."""
     out: dict[str, Callable[..., Any]] = {}
-    for name in SCALAR_FUNCTIONS:
+    # (the pure-Python backend casts nothing and has neither)
+    native: Any = ns.get("native_dtype")
+    astype: Any = ns.get("astype")
+    for name in [*SCALAR_FUNCTIONS, *SCALAR_PREDICATES]:
         if name in ns:
-            out[name] = scalar_first(name, ns[name])
+            table = promote.casts(name, native) if casts_like_numpy else {}
+            out[name] = scalar_first(name, ns[name], table, astype)
+    if casts_like_numpy:
+        for name in promote.UNWRAPPED:
+            out[name] = promote.numpy_typed(name, ns[name], native, astype)
     for name in SCALAR_REDUCTIONS:
         out[name] = reduction_first(name, ns[name])
     for name in SCALAR_BINARY:
         out[name] = binary_first(name, ns[name])
-    out["round"] = round_first(ns["round"])
+    out["round"] = round_first(promote.numpy_round(ns["round"], native, astype)
+                               if casts_like_numpy
+                               else ns["round"])
     return out

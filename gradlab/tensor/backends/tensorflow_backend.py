@@ -69,13 +69,43 @@ isnan, isinf, isfinite, logical_not = (tf.math.is_nan, tf.math.is_inf, tf.math.i
                                        tf.math.logical_not)
 add, subtract, multiply, divide, power = operator.add, operator.sub, operator.mul, \
     operator.truediv, operator.pow
-maximum, minimum, arctan2 = tf.math.maximum, tf.math.minimum, tf.math.atan2
+arctan2 = tf.math.atan2
+
+
+def maximum(x: Any, y: Any) -> Any:
+    """In NumPy's common dtype (a bool or int array against floats: the floats')."""
+    return tf.math.maximum(*_pair(x, y))
+
+
+def minimum(x: Any, y: Any) -> Any:
+    return tf.math.minimum(*_pair(x, y))
+
+
 equal, not_equal, less, less_equal = (tf.math.equal, tf.math.not_equal, tf.math.less,
                                       tf.math.less_equal)
 greater, greater_equal = tf.math.greater, tf.math.greater_equal
 logical_and, logical_or = tf.math.logical_and, tf.math.logical_or
 floor_divide, mod = tf.math.floordiv, tf.math.floormod
 where = tf.where
+
+
+real, imag = tf.math.real, tf.math.imag
+
+
+def conj(x: Any) -> Any:
+    """NumPy's: a real, int or bool tensor is its own conjugate (TensorFlow refuses bools)."""
+    x = _t(x)
+    return tf.math.conj(x) if x.dtype.is_complex else x
+
+
+def angle(x: Any) -> Any:
+    """NumPy's: of a real tensor, pi where it is negative (TensorFlow's is zero)."""
+    x = _t(x)
+    if x.dtype.is_complex:
+        return tf.math.angle(x)
+    if not x.dtype.is_floating:      # of ints and bools: float64, as NumPy's
+        x = tf.cast(x, tf.float64)
+    return tf.where(x < 0, tf.constant(_math.pi, x.dtype), tf.zeros((), x.dtype))
 
 
 def round(x: Any, decimals: int = 0) -> Any:
@@ -135,9 +165,33 @@ def outer(x: Any, y: Any) -> Any:
 
 
 # --- reductions: tf.reduce_* already take (x, axis, keepdims) ------------------------------
-sum, prod = tf.reduce_sum, tf.reduce_prod
-max, min = tf.reduce_max, tf.reduce_min
 logsumexp = tf.reduce_logsumexp
+
+
+def _counted(x: Any) -> Any:
+    """Booleans as NumPy sums or multiplies them: as int64 (TensorFlow takes no bools)."""
+    return tf.cast(x, tf.int64) if getattr(x, "dtype", None) == tf.bool else x
+
+
+def sum(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
+    return tf.reduce_sum(_counted(x), axis, keepdims)
+
+
+def prod(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
+    return tf.reduce_prod(_counted(x), axis, keepdims)
+
+
+def max(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
+    """The largest of booleans is whether any is true, as NumPy's (a bool)."""
+    if getattr(x, "dtype", None) == tf.bool:
+        return tf.reduce_any(x, axis, keepdims)
+    return tf.reduce_max(x, axis, keepdims)
+
+
+def min(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
+    if getattr(x, "dtype", None) == tf.bool:
+        return tf.reduce_all(x, axis, keepdims)
+    return tf.reduce_min(x, axis, keepdims)
 
 
 def all(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
@@ -206,6 +260,7 @@ def _arg(fn: Any, x: Any, axis: Any, keepdims: bool) -> Any:
 
 
 def cumsum(x: Any, axis: Any = None) -> Any:
+    x = _counted(x)
     if axis is None:
         return tf.math.cumsum(tf.reshape(x, (-1,)), axis=0)
     return tf.math.cumsum(x, axis=axis)
@@ -508,8 +563,13 @@ def ones_like(x: Any, dtype: Any = None) -> Any:
 
 
 def full_like(x: Any, fill_value: Any, dtype: Any = None) -> Any:
+    """A float filling an int tensor's shape is cast to its dtype, as NumPy's (TensorFlow
+    refuses to make an int64 constant of 0.0: a zero tangent of an int input)."""
     x = _t(x)
-    return tf.fill(tf.shape(x), tf.constant(fill_value, dtype=native_dtype(dtype) or x.dtype))
+    dt = native_dtype(dtype) or x.dtype
+    if type(fill_value) is float and not (dt.is_floating or dt.is_complex):
+        return tf.fill(tf.shape(x), tf.cast(fill_value, dt))
+    return tf.fill(tf.shape(x), tf.constant(fill_value, dtype=dt))
 
 
 def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> Any:
@@ -640,6 +700,7 @@ def matmul_grad_y(dz: Any, x: Any, y: Any) -> Any:
 class TensorFlowBackend(Backend):
     name, title, reference = "tensorflow", "TensorFlow", "tf.GradientTape"
     wraps_python_numbers = True     # tf.math.sin(0.5) makes a float32 tensor
+    casts_like_numpy = True         # exp of ints: float32 (NumPy: float64)
     updates_in_place = False        # tensors never change (tensor_scatter_nd_add makes a new one)
 
     def is_traced(self, value: Any) -> bool:

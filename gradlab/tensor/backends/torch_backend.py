@@ -61,7 +61,26 @@ greater, greater_equal = operator.gt, operator.ge
 floor_divide, mod = operator.floordiv, operator.mod
 
 
+real = torch.real
+
+
+def angle(x: Any) -> Any:
+    """Of ints and bools in float64, as NumPy's (torch's: its default float32)."""
+    return torch.angle(_as_float(x))
+
+
+def imag(x: Any) -> Any:
+    """NumPy's: zeros for a real tensor (torch refuses one)."""
+    return torch.imag(x) if x.is_complex() else torch.zeros_like(x)
+
+
+def conj(x: Any) -> Any:
+    return torch.conj(x).resolve_conj() if x.is_complex() else x
+
+
 def sign(x: Any) -> Any:
+    if x.is_complex():
+        return torch.sgn(x)    # NumPy's sign of a complex value: x / |x|
     s = torch.sign(x)  # torch.sign(nan) is 0; NumPy's is nan
     return torch.where(torch.isnan(x), x, s) if x.is_floating_point() else s
 
@@ -617,6 +636,7 @@ def stop_gradient(x: Any) -> Any:
 class TorchBackend(Backend):
     name, title, reference = "torch", "PyTorch", "torch.autograd"
     wraps_python_numbers = True     # torch.sin(0.5) raises
+    casts_like_numpy = True         # exp of ints: float32 (NumPy: float64)
     binds_device = True             # creation functions read the namespace's DEVICE
     updates_in_place = True         # du[t] += du_t (not while autograd records the call)
 

@@ -113,7 +113,7 @@ def spellings_for(dialect: str) -> list[Spelling]:
     return out
 
 
-#: Primitives whose result is an int array (see switches.INT_ARRAYS_ON_TF_TORCH).
+#: Primitives whose result is an int array (see switches.INT_ARRAYS_ON_TF, INT_ARRAYS_ON_TORCH).
 INT_VALUED = {"argmax", "argmin", "argsort", "arange", "one_hot"}
 #: Primitives that make a list or tuple on the way (see switches.HVP_OF_CONTAINERS).
 CONTAINER_VALUED = {"split", "unstack", "meshgrid", "slogdet", "sum_list"}

@@ -402,9 +402,10 @@ def skip_reason(program: PeopleProgram, mode: str, backend: str) -> str:
     if not switches.MIXED_PRECISION and any(p.dtype == "float32" for p in program.params) and (
             backend in ("torch", "tensorflow") or mode == "hvp"):
         return "switch MIXED_PRECISION"
-    if backend in ("tensorflow", "torch") and not switches.INT_ARRAYS_ON_TF_TORCH and (
+    ints_judged = {"tensorflow": switches.INT_ARRAYS_ON_TF, "torch": switches.INT_ARRAYS_ON_TORCH}
+    if not ints_judged.get(backend, True) and (
             "value: int array" in made or any(p.dtype == "int64" for p in program.params)):
-        return "switch INT_ARRAYS_ON_TF_TORCH"
+        return f"switch INT_ARRAYS_ON_{'TF' if backend == 'tensorflow' else 'TORCH'}"
     return ""
 
 

@@ -28,17 +28,23 @@ RETURN_FLOAT = True
 #: int-bool-input-gradient-truncated (test_gradient_wrt_int_input): the gradient w.r.t. an int or
 #: bool input is truncated to its dtype. While False, only float inputs are differentiated.
 DIFFERENTIATE_INT_AND_BOOL = True
-#: complex-real-is-a-copy, complex-on-backends (test_real_part_of_complex_input): ``z.real`` is a
-#: copy; argmax/products of complex values crash on the other backends.
-COMPLEX_INPUTS = False
+#: complex-real-is-a-copy, complex-on-backends (test_real_part_of_complex_input): ``z.real`` was a
+#: copy; argmax/products of complex values crashed on the other backends. FIXED: real, imag,
+#: conj and angle are primitives (spec.py) with rules; a gradient that reaches a real input
+#: through a complex value is refused (api.refuse_complex_gradient), differentiating w.r.t. a
+#: complex input too (test_parts_of_a_complex_input, test_gradient_through_a_complex_value_is_refused).
+COMPLEX_INPUTS = True
 #: builtin-max-min-constant (test_builtin_max_of_three, test_builtin_min_of_a_list): builtin
 #: max/min of 3 arguments, a list, a tuple or one array is a constant.
 BUILTIN_MAX_MIN_OF_MANY = True
 #: builtin-sum-of-array (test_builtin_sum_of_matrix): builtin sum() of an array crashes.
 BUILTIN_SUM_OF_ARRAYS = True
 #: bool-values-on-backends (test_bool_times_float_on_backends): bool values from comparisons,
-#: isnan, logical_not... used in arithmetic crash on TensorFlow (abs/floor of bools on PyTorch).
-BOOL_VALUES = False
+#: isnan, logical_not... used in arithmetic crashed on TensorFlow (abs/floor of bools on
+#: PyTorch). FIXED: unary functions of bools in NumPy's dtype on torch, TF and JAX
+#: (backends/promote.py), TF's reductions of bools as NumPy's; TF's operators on bools (which
+#: do not promote) are refused at the user's line, with the cast (test_bool_values_on_backends).
+BOOL_VALUES = True
 #: divmod-on-tensors (test_divmod_on_backends): divmod of a tensor crashes.
 DIVMOD = True
 
@@ -153,9 +159,11 @@ FORWARD_DEFAULT_ARGUMENTS = True
 #: wrong). While False, hvp is not judged on programs with a loop.
 HVP_THROUGH_LOOPS = True
 #: numpy-call-on-other-backend (test_numpy_call_kept_on_torch): a NumPy call gradlab keeps as
-#: written (no gradient through it) runs on torch/TF/JAX values. While False, NumPy programs
-#: with calls outside the table are judged on the NumPy backend only.
-OFF_TABLE_CALLS_ON_OTHER_BACKENDS = False
+#: written (no gradient through it) ran on torch/TF/JAX values (a NumPy array met torch's sum;
+#: TF's tensors have no tolist). FIXED: kept NumPy calls on the backend's values are
+#: ``gl.numpy_call(np.unique, b)`` (NumPy copies in, the backend's arrays out) and
+#: ``v.tolist()`` reads a NumPy copy (codegen/primal.py; test_kept_numpy_calls_on_backends).
+OFF_TABLE_CALLS_ON_OTHER_BACKENDS = True
 #: hvp-float-tangent-on-torch (test_hvp_of_sum_over_axis_of_vector, test_hvp_of_squeeze_on_torch):
 #: in hvp, a tangent that is the Python float 0.0 (of the seed, or of a value whose second
 #: derivative is zero) reaches torch's reshape/unsqueeze: TypeError. While False, hvp is not
@@ -168,12 +176,19 @@ HVP_OF_CONTAINERS = True
 #: primitive crashes on PyTorch (or goes float32 on TensorFlow). While False, NumPy programs
 #: that make Python floats are judged on NumPy and JAX only.
 PYTHON_FLOATS_ON_TORCH_TF = True
-#: int-float-mix-on-backends (test_int_array_times_float_on_tensorflow): an int array times a
-#: float one is refused on TensorFlow (NumPy promotes); np.log of an int array is float32 on
-#: torch (NumPy: float64) and crashes on TensorFlow; torch's gradient code mixes the float32
-#: it makes of ints with float64. While False, programs that make int arrays or take
-#: int inputs are not judged on TensorFlow and PyTorch.
-INT_ARRAYS_ON_TF_TORCH = False
+#: int-float-mix-on-backends (test_int_array_times_float_on_tensorflow,
+#: test_float_functions_of_int_arrays): np.log of an int array was float32 on torch (NumPy:
+#: float64) and crashed on TensorFlow; torch's gradient code mixed that float32 with float64.
+#: FIXED on TensorFlow: the unary functions of ints compute in NumPy's dtype
+#: (backends/promote.py); TF's operators, which do not promote (an int array times a float
+#: one), are refused at the user's line with the cast to write. While False, programs that
+#: make int arrays or take int inputs are not judged on that backend.
+INT_ARRAYS_ON_TF = True
+#: int-times-python-float-on-torch (test_int_tensor_times_python_float_on_torch): the unary
+#: functions are fixed as on TF, but ``k * 1.0`` of an int tensor ``k`` (an argmax) is
+#: float32 on torch (its default dtype; NumPy: float64): a value off by float32's round-off.
+#: Open: the operator is written as such in the generated code, shared by every backend.
+INT_ARRAYS_ON_TORCH = False
 
 
 def turn_all_on() -> None:
