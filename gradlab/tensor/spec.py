@@ -411,6 +411,8 @@ TABLE: list[Primitive] = [
     prim("zeros_like_list", "(xs)", HELPER, nondiff=BOOKKEEPING),
     prim("add_lists", "(a, b)", HELPER),
     prim("as_list", "(g)", HELPER, linear=(0,)),
+    prim("imag_adjoint", "(dy, x)", HELPER, linear=(0,)),
+    prim("angle_adjoint", "(dy, x)", HELPER, linear=(0,)),
 ]
 
 #: The table by name.

@@ -101,6 +101,7 @@ SAMPLES.update({
     "squeeze": [((Arr((3, 1, 4)),), {}), ((Arr((3, 1, 4)),), {"axis": 1})],
     "transpose": [((X,), {}), ((T,), {"axes": (1, 0, 2)})],
     "swapaxes": [((T, 0, 2), {})],
+    "matrix_transpose": [((X,), {}), ((T,), {})],
     "moveaxis": [((T, 0, -1), {})],
     "atleast_1d": [((V,), {})], "atleast_2d": [((V,), {})], "atleast_3d": [((X,), {})],
     "concatenate": [(([X, X2],), {"axis": 1})],

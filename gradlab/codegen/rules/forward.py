@@ -598,3 +598,13 @@ def add_lists(c, a, b):
 @tangent("as_list")
 def as_list(ys, g):
     ys_dot = gl.as_list(g_dot)
+
+
+@tangent("imag_adjoint")
+def imag_adjoint(dx, dy, x):
+    dx_dot = gl.imag_adjoint(dy_dot, x)
+
+
+@tangent("angle_adjoint")
+def angle_adjoint(dx, dy, x):
+    dx_dot = gl.angle_adjoint(dy_dot, x) - gl.angle_adjoint(dy * x_dot / x, x)

@@ -75,7 +75,7 @@ def real(y, x):
 
 @adjoint("imag")
 def imag(y, x):
-    dx = -1j * dy
+    dx = gl.imag_adjoint(dy, x)
 
 
 @adjoint("conj")
@@ -85,7 +85,7 @@ def conj(y, x):
 
 @adjoint("angle")
 def angle(y, x):
-    dx = -1j * dy / x
+    dx = gl.angle_adjoint(dy, x)
 
 
 @adjoint("matmul")

@@ -177,6 +177,24 @@ def zeros_like_list(xs: Any) -> list[Any]:
     return [zeros_like(x) for x in xs]
 
 
+def _is_complex(x: Any) -> bool:
+    return "complex" in str(getattr(x, "dtype", type(x).__name__))
+
+
+def imag_adjoint(dy: Any, x: Any) -> Any:
+    """d imag(x) applied to ``dy``: ``-1j * dy`` for a complex ``x`` (gradlab's convention for
+    a complex value computed from a real input: the chain back to that input is real); 0 for
+    a real ``x``, whose imaginary part is constant (and TensorFlow multiplies no float by
+    ``1j``)."""
+    return -1j * dy if _is_complex(x) else gl.zeros_like(dy)
+
+
+def angle_adjoint(dy: Any, x: Any) -> Any:
+    """d angle(x) applied to ``dy``: ``-1j * dy / x`` for a complex ``x``; 0 for a real one,
+    whose angle (0 or pi) is constant away from 0."""
+    return -1j * dy / x if _is_complex(x) else gl.zeros_like(dy)
+
+
 def as_list(g: Any) -> list[Any]:
     """The gradient of a list that was an item of a list turned into an array (``np.array(rows)``
     of a list of lists): it comes back as an array, its rows the items' gradients. The code
@@ -250,7 +268,8 @@ HELPERS: dict[str, Callable[..., Any]] = dict(
     broadcast_like=broadcast_like, matmul_grad_x=matmul_grad_x, matmul_grad_y=matmul_grad_y,
     inverse_axes=inverse_axes, untile=untile, unrepeat=unrepeat, unconcatenate=unconcatenate,
     unbroadcast_each=unbroadcast_each,
-    zeros_like_list=zeros_like_list, as_list=as_list, add_lists=add_lists, prod_others=prod_others,
+    zeros_like_list=zeros_like_list, as_list=as_list, imag_adjoint=imag_adjoint,
+    angle_adjoint=angle_adjoint, add_lists=add_lists, prod_others=prod_others,
     prod_others_jvp=prod_others_jvp, linalg_norm_weights=linalg_norm_weights)
 
 #: primitives whose template takes Python lists too and wraps the backend's own for arrays
@@ -273,4 +292,6 @@ SIGNATURES = {
     "zeros_like_list": "(xs)",
     "add_lists": "(a, b)",
     "as_list": "(g)",
+    "imag_adjoint": "(dy, x)",
+    "angle_adjoint": "(dy, x)",
 }
