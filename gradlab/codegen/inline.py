@@ -26,18 +26,16 @@ it) and without the intermediate name.
 """
 from __future__ import annotations
 
-import re
-
 import gast
 
 from . import trees
 from .build import is_comment, quotes_line
+from .naming import users_value_or_gradient
 from .saves import list_names, pushed_stack
 
 #: The most operators a line folded into may hold.
 MAX_OPERATIONS = 5
 _PURE_BUILTINS = {"range", "reversed", "len", "min", "max", "abs", "float", "int"}
-_SUFFIX = re.compile(r"_\d+$")
 
 
 def inline_temporaries(fn: gast.FunctionDef, user_names: set[str], keep: set[str],
@@ -79,9 +77,8 @@ def _temporary(s: gast.stmt, fixed: set[str]) -> str | None:
             and isinstance(s.targets[0], gast.Name)):
         return None
     a = s.targets[0].id
-    if a in fixed or _SUFFIX.sub("", a) in fixed or (
-            a.startswith("d") and _SUFFIX.sub("", a[1:]) in fixed):
-        return None   # a user's variable (``y_2``: one of its values), or its gradient
+    if users_value_or_gradient(a, fixed):
+        return None
     return a if _arithmetic(s.value) else None
 
 

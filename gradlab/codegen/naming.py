@@ -70,3 +70,14 @@ def binop_hint(op: gast.operator, left: str, right: str) -> str:
         return f"{left}_pow{right}"
     word = _BINOP_WORDS.get(type(op), "op")
     return f"{left}_{word}_{right}"
+
+
+_VALUE_SUFFIX = re.compile(r"_\d+$")
+
+
+def users_value_or_gradient(name: str, users: set[str]) -> bool:
+    """Whether ``name`` is one of the user's variables, one of its values (``y_2``) or its
+    gradient (``dy``, ``dy_2``): the names a reader looks for next to the function, which the
+    optimizer never renames away or folds into an expression."""
+    return name in users or _VALUE_SUFFIX.sub("", name) in users or (
+        name.startswith("d") and _VALUE_SUFFIX.sub("", name[1:]) in users)

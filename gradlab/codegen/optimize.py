@@ -19,6 +19,7 @@ import gast
 
 from . import trees
 from .build import is_comment, quotes_line
+from .naming import users_value_or_gradient
 from .shapes import SCALAR
 
 _EFFECT_METHODS = {"append", "pop"}
@@ -213,8 +214,9 @@ def _propagate_block_copy(block: list[gast.stmt], i: int, names: _Names,
     if pair is None:
         return False
     a, b = pair
-    if a in user_names or a == b or names.stores.get(a, 0) != 1 or not names.load_count(a):
-        return False
+    if users_value_or_gradient(a, user_names) or a == b or names.stores.get(a, 0) != 1 or \
+            not names.load_count(a):
+        return False   # (dlogits = dlogits_minus_m: the user's variable's gradient stays)
     uses = {id(n) for n in names.loads[a]}
     found = 0
     for later in block[i + 1:]:
