@@ -14,7 +14,7 @@ from ..errors import BackendError
 from .registry import FRAMEWORKS, PYTHON, TYPE_CACHE, framework_of, frameworks
 
 __all__ = ["FRAMEWORKS", "PYTHON", "callable_framework", "common_framework", "framework_of",
-           "require_framework"]
+           "require_callable_of", "require_framework"]
 
 #: The packages whose callables a framework's autodiff differentiates, and the framework.
 _CALLABLE_ROOTS = {"torch": "torch", "jax": "jax", "jaxlib": "jax", "flax": "jax",
@@ -79,3 +79,14 @@ def common_framework(values: Iterable[Any]) -> str:
 def _describe(value: Any) -> str:
     t = type(value)
     return f"{t.__module__}.{t.__qualname__}"
+
+
+def require_callable_of(fn: Any, framework: str, title: str) -> None:
+    """A callable of another framework than ``framework`` (whose arrays these are, ``title``
+    its name in words) cannot be differentiated by this one's autodiff: refused."""
+    other = callable_framework(fn)
+    if other is not None and other != framework:
+        raise BackendError(
+            f"{getattr(fn, '__name__', type(fn).__name__)} belongs to {other}, and these are "
+            f"{title} arrays: gradlab differentiates a call it cannot read with the autodiff of "
+            f"the call's own framework; pass {other} arrays")

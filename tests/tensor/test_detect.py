@@ -141,3 +141,14 @@ def test_mixing_frameworks_is_an_error(other: str) -> None:
         gt.value_and_grad(lambda x, y: x, a, b)
     assert gt.common_framework([b, 1.0, [b]]) == other
     assert gt.common_framework([1, 2.0]) == "python"
+
+
+def test_a_callable_of_another_framework_is_refused_by_name():
+    """What each backend's vjp_of/jvp_of asks first (codegen/opaque.py)."""
+    from gradlab.errors import BackendError
+    from gradlab.tensor.detect import require_callable_of
+    require_callable_of(lambda x: x, "torch", "PyTorch")      # the user's own: any framework
+    torch = pytest.importorskip("torch")
+    require_callable_of(torch.nn.Linear(2, 2), "torch", "PyTorch")
+    with pytest.raises(BackendError, match="belongs to torch, and these are JAX arrays"):
+        require_callable_of(torch.nn.Linear(2, 2), "jax", "JAX")

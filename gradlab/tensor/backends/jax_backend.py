@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import dtypes as _dtypes
 from ...errors import GradlabError
-from ..detect import callable_framework
+from ..detect import require_callable_of
 from .base import Backend
 from .common import PadMode
 
@@ -304,7 +304,7 @@ def vjp_of(fn: Any, *args: Any, wrt: Any = None, keywords: Any = None,
     arguments at ``wrt`` (all by default) and, with ``params``, to ``fn`` itself (a pytree of
     arrays, as an Equinox module: its gradient is a pytree of the same structure, first), one
     gradient or a tuple, by ``jax.vjp``."""
-    _own_framework(fn)
+    require_callable_of(fn, "jax", "JAX")
     wrt = tuple(range(len(args))) if wrt is None else tuple(wrt)
     if params and not jax.tree_util.tree_leaves(fn):
         raise GradlabError(
@@ -329,7 +329,7 @@ def vjp_of(fn: Any, *args: Any, wrt: Any = None, keywords: Any = None,
 def jvp_of(fn: Any, primals: tuple[Any, ...], tangents: tuple[Any, ...],
            keywords: Any = None) -> Any:
     """``fn(*primals)`` and its tangent along ``tangents`` (None: that argument is fixed)."""
-    _own_framework(fn)
+    require_callable_of(fn, "jax", "JAX")
     moving = [i for i, t in enumerate(tangents) if t is not None]
 
     def of(*values: Any) -> Any:
@@ -361,13 +361,3 @@ def _one_array(fn: Any, out: Any) -> Any:
             f"{getattr(fn, '__name__', type(fn).__name__)} returned a {type(out).__name__}: "
             f"gradlab differentiates a call it cannot read when it returns one array")
     return out
-
-
-def _own_framework(fn: Any) -> None:
-    """A callable of another framework cannot be differentiated by this one's autodiff."""
-    other = callable_framework(fn)
-    if other is not None and other != "jax":
-        raise GradlabError(
-            f"{getattr(fn, '__name__', type(fn).__name__)} belongs to {other}, and these are "
-            f"JAX arrays: gradlab differentiates a call it cannot read with the autodiff of "
-            f"the call's own framework; pass {other} arrays")

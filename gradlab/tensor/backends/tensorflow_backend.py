@@ -15,7 +15,7 @@ import tensorflow as tf
 
 from .. import dtypes as _dtypes
 from ...errors import GradlabError
-from ..detect import callable_framework
+from ..detect import require_callable_of
 from .base import Backend
 from .common import PadMode, is_basic_index, normalize_axes, pad_indices, pad_pairs
 
@@ -774,7 +774,7 @@ def vjp_of(fn: Any, *args: Any, wrt: Any = None, keywords: Any = None,
     respect to the arguments at ``wrt`` (all by default) and, with ``params``, to the
     ``trainable_variables`` of ``fn`` (a Keras layer or model: a list in that order, first),
     one gradient or a tuple."""
-    _own_framework(fn)
+    require_callable_of(fn, "tensorflow", "TensorFlow")
     wrt = tuple(range(len(args))) if wrt is None else tuple(wrt)
     inputs = list(args)
     for i in wrt:
@@ -820,7 +820,7 @@ def add_params(a: Any, b: Any) -> Any:
 def jvp_of(fn: Any, primals: tuple[Any, ...], tangents: tuple[Any, ...],
            keywords: Any = None) -> Any:
     """``fn(*primals)`` and its tangent along ``tangents`` (None: that argument is fixed)."""
-    _own_framework(fn)
+    require_callable_of(fn, "tensorflow", "TensorFlow")
     full = [tf.convert_to_tensor(p) if t is not None else p for p, t in zip(primals, tangents)]
     moving = [i for i, t in enumerate(tangents) if t is not None]
     points = [full[i] for i in moving]
@@ -837,13 +837,3 @@ def _one_tensor(fn: Any, out: Any) -> Any:
             f"{getattr(fn, '__name__', type(fn).__name__)} returned a {type(out).__name__}: "
             f"gradlab differentiates a call it cannot read when it returns one tensor")
     return out
-
-
-def _own_framework(fn: Any) -> None:
-    """A callable of another framework cannot be differentiated by this one's autodiff."""
-    other = callable_framework(fn)
-    if other is not None and other != "tensorflow":
-        raise GradlabError(
-            f"{getattr(fn, '__name__', type(fn).__name__)} belongs to {other}, and these are "
-            f"TensorFlow arrays: gradlab differentiates a call it cannot read with the autodiff of "
-            f"the call's own framework; pass {other} arrays")

@@ -14,7 +14,7 @@ import torch.nn.functional as F
 
 from .. import dtypes as _dtypes
 from ...errors import GradlabError
-from ..detect import callable_framework
+from ..detect import require_callable_of
 from .base import Backend
 from .common import PadMode, is_basic_index, normalize_axes, pad_indices, pad_pairs
 
@@ -735,7 +735,7 @@ def vjp_of(fn: Any, *args: Any, wrt: Any = None, keywords: Any = None,
     ``torch.nn.Module``: a dict keyed like ``named_parameters()``, first): ``backward(g)``
     returns those gradients (one, or a tuple). The call runs under autograd once, and the
     result is handed on detached: the rest of the generated code builds no graph."""
-    _own_framework(fn)
+    require_callable_of(fn, "torch", "PyTorch")
     wrt = tuple(range(len(args))) if wrt is None else tuple(wrt)
     inputs = list(args)
     for i in wrt:
@@ -784,7 +784,7 @@ def jvp_of(fn: Any, primals: tuple[Any, ...], tangents: tuple[Any, ...],
            keywords: Any = None) -> Any:
     """``fn(*primals)`` and its tangent along ``tangents`` (None: that argument is fixed), by
     ``torch.func.jvp``."""
-    _own_framework(fn)
+    require_callable_of(fn, "torch", "PyTorch")
     moving = [i for i, t in enumerate(tangents) if t is not None]
 
     def of(*values: Any) -> Any:
@@ -805,13 +805,3 @@ def _one_tensor(fn: Any, out: Any) -> Any:
             f"{getattr(fn, '__name__', type(fn).__name__)} returned a {type(out).__name__}: "
             f"gradlab differentiates a call it cannot read when it returns one tensor")
     return out
-
-
-def _own_framework(fn: Any) -> None:
-    """A callable of another framework cannot be differentiated by this one's autodiff."""
-    other = callable_framework(fn)
-    if other is not None and other != "torch":
-        raise GradlabError(
-            f"{getattr(fn, '__name__', type(fn).__name__)} belongs to {other}, and these are "
-            f"PyTorch arrays: gradlab differentiates a call it cannot read with the autodiff of "
-            f"the call's own framework; pass {other} arrays")
