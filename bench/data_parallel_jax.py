@@ -30,6 +30,7 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 import argparse  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -81,7 +82,7 @@ def train(params, x, y, steps: int):
     return params
 
 
-def sharded_run(steps: int) -> dict[str, object]:
+def sharded_run(steps: int) -> dict[str, Any]:
     """Everything computed with the batch sharded over the mesh, as device arrays."""
     params, x, y = problem()
     mesh = Mesh(np.array(jax.devices()), ("batch",))
@@ -89,9 +90,10 @@ def sharded_run(steps: int) -> dict[str, object]:
                                                                                     PartitionSpec())
     xs, ys = jax.device_put(x, by_batch), jax.device_put(y, by_batch)
     ps = jax.device_put(params, replicated)
+    program = jax.jit(dloss_dparams).lower(ps, xs, ys).compile().as_text() or ""
     return {"x": xs, "grad": jax.jit(dloss_dparams)(ps, xs, ys),
             "dx": jax.jit(dloss_dx)(ps, xs, ys), "trained": train(ps, xs, ys, steps),
-            "by_batch": by_batch}
+            "by_batch": by_batch, "all_reduces": "all-reduce" in program}
 
 
 def largest_difference(a, b) -> float:
@@ -103,7 +105,7 @@ def largest_difference(a, b) -> float:
 
 def save(out: Path, found: dict) -> None:
     params, x, y = problem()
-    arrays = {"x": x, "y": y, "dx": np.asarray(found["dx"])}
+    arrays: dict[str, Any] = {"x": x, "y": y, "dx": np.asarray(found["dx"])}
     for group, tree in (("params", params), ("grad", found["grad"]), ("trained", found["trained"])):
         arrays.update({f"{group}.{name}": np.asarray(v) for name, v in tree.items()})
     np.savez(out / "sharded.npz", **arrays)
@@ -126,14 +128,17 @@ def report(found: dict, steps: int) -> bool:
     }
     print(f"jax {jax.__version__}, {len(jax.devices())} CPU devices; batch {BATCH} sharded "
           f"{BATCH // DEVICES} rows a device; MLP {INPUTS}-{HIDDEN}-1 (tanh), float64")
-    print("devices holding: the batch {x}, the parameters' gradient {grad} (replicated), the "
-          "input's gradient {dx}".format(**placed))
+    copies = all(g.sharding.is_fully_replicated for g in found["grad"].values())
+    print("devices holding: the batch {x}, the parameters' gradient {grad}{how}, the input's "
+          "gradient {dx}".format(how=" (replicated)" if copies else "", **placed))
     for label, value in figures.items():
         print(f"max |difference|, {label}: {value:.3g}")
     stays_sharded = found["dx"].sharding.is_equivalent_to(found["by_batch"], 2)
     print(f"the input's gradient is sharded like the batch: {stays_sharded}")
+    print(f"XLA's program for the parameters' gradient sums over the devices (all-reduce): "
+          f"{found['all_reduces']}")
     return (all(value <= TOLERANCE for value in figures.values()) and stays_sharded
-            and set(placed.values()) == {DEVICES})
+            and set(placed.values()) == {DEVICES} and bool(found["all_reduces"]))
 
 
 def main() -> int:

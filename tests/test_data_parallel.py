@@ -95,6 +95,7 @@ def test_jax_jit_on_a_batch_sharded_over_8_devices(tmp_path):
     out = run_script("data_parallel_jax.py", tmp_path)
     assert "8 CPU devices" in out and "the batch 8," in out, out
     assert "the input's gradient is sharded like the batch: True" in out, out
+    assert "sums over the devices (all-reduce): True" in out, out
     saved = np.load(tmp_path / "sharded.npz")
 
     def group(name: str) -> dict:
