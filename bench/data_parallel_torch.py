@@ -6,7 +6,9 @@ half of the batch, compute gradlab's gradient of the mean loss over their half, 
 it with ``all_reduce``. Because the halves are equal, that average *is* the gradient of the
 mean loss over the whole batch: the script compares it with gradlab's single-process gradient
 and with ``loss.backward()``, then runs a few SGD steps and checks that both processes hold
-the same parameters, equal to single-process training on the whole batch.
+the same parameters, equal to single-process training on the whole batch. The same is done
+for the network as a ``torch.nn.Sequential`` (``wrt="model"``: one opaque line of gradlab's
+code, differentiated by torch's autograd).
 
     python bench/data_parallel_torch.py [--steps N] [--out DIR]
 
@@ -46,6 +48,19 @@ def loss(params, x, y):
     return torch.mean((pred - y) ** 2)
 
 
+def module_loss(model, x, y):
+    """The same loss with the network a ``torch.nn.Module`` gradlab calls as one line."""
+    pred = model(x)
+    return torch.mean((pred - y) ** 2)
+
+
+def network() -> torch.nn.Sequential:
+    """The network as a module: the same in every process (seeded)."""
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(INPUTS, HIDDEN), torch.nn.Tanh(),
+                               torch.nn.Linear(HIDDEN, 1)).double()
+
+
 def problem() -> tuple[dict[str, torch.Tensor], torch.Tensor, torch.Tensor]:
     """The starting parameters and the whole batch, the same in every process (seeded)."""
     g = torch.Generator().manual_seed(0)
@@ -81,13 +96,17 @@ def worker(rank: int, init_file: str, out: str, steps: int) -> None:
     first = all_reduce_mean(dloss(params, x[mine], y[mine]))
     for _ in range(steps):
         params = sgd(params, all_reduce_mean(dloss(params, x[mine], y[mine])))
-    torch.save({"grad": first, "params": params}, Path(out) / f"rank{rank}.pt")
+    dmodule = gradlab.grad(module_loss, wrt="model")
+    of_module = all_reduce_mean(dmodule(network(), x[mine], y[mine]))
+    torch.save({"grad": first, "params": params, "module_grad": of_module},
+               Path(out) / f"rank{rank}.pt")
     dist.destroy_process_group()
 
 
 def run(out: Path, steps: int) -> None:
     """Starts the ``WORLD`` processes and waits for them; their results land in ``out``."""
-    torch.save(dict(zip(("params", "x", "y"), problem())), out / "problem.pt")
+    torch.save(dict(zip(("params", "x", "y"), problem()), module=network().state_dict()),
+               out / "problem.pt")
     with tempfile.TemporaryDirectory() as rendezvous:
         mp.spawn(worker, args=(str(Path(rendezvous) / "init"), str(out), steps),
                  nprocs=WORLD, join=True)
@@ -102,6 +121,12 @@ def by_backward(params, x, y) -> dict[str, torch.Tensor]:
     leaves = {name: p.detach().clone().requires_grad_() for name, p in params.items()}
     loss(leaves, x, y).backward()
     return {name: p.grad for name, p in leaves.items()}
+
+
+def module_by_backward(x, y) -> dict[str, torch.Tensor]:
+    net = network()
+    module_loss(net, x, y).backward()
+    return {name: p.grad for name, p in net.named_parameters()}
 
 
 def report(out: Path, steps: int) -> bool:
@@ -122,6 +147,8 @@ def report(out: Path, steps: int) -> bool:
             largest_difference(ranks[0]["params"], ranks[1]["params"]),
         f"parameters after {steps} SGD steps vs one process on the whole batch":
             max(largest_difference(r["params"], single) for r in ranks),
+        "nn.Sequential (wrt='model'), all-reduced vs loss.backward() on the whole batch":
+            max(largest_difference(r["module_grad"], module_by_backward(x, y)) for r in ranks),
     }
     print(f"torch {torch.__version__}, gloo, {WORLD} processes on the CPU; batch {BATCH} split "
           f"{BATCH // WORLD} + {BATCH // WORLD}; MLP {INPUTS}-{HIDDEN}-1 (tanh), float64")

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import gradlab
 from tests.conftest import require
@@ -41,9 +42,24 @@ def run_script(name: str, out: Path) -> str:
     return done.stdout
 
 
+@pytest.fixture(scope="module")
+def torch_run(tmp_path_factory) -> Path:
+    """The folder bench/data_parallel_torch.py left its results in (run once for the tests
+    below: it starts two processes)."""
+    require("torch")
+    out = tmp_path_factory.mktemp("data_parallel_torch")
+    run_script("data_parallel_torch.py", out)
+    return out
+
+
 def torch_loss(params, x, y):
     h = torch.tanh(x @ params["W1"] + params["b1"])
     pred = h @ params["W2"] + params["b2"]
+    return torch.mean((pred - y) ** 2)
+
+
+def torch_module_loss(model, x, y):
+    pred = model(x)
     return torch.mean((pred - y) ** 2)
 
 
@@ -58,15 +74,13 @@ def largest_difference(a: dict, b: dict) -> float:
     return max(float(np.max(np.abs(np.asarray(a[k]) - np.asarray(b[k])))) for k in a)
 
 
-def test_torch_gloo_all_reduced_gradient_is_the_whole_batch_gradient(tmp_path):
+def test_torch_gloo_all_reduced_gradient_is_the_whole_batch_gradient(torch_run):
     """Two gloo processes, half the batch each, gradlab's gradient all-reduced (averaged): the
     whole batch's gradient by gradlab in one process and by loss.backward(); after 3 SGD steps
     both processes hold the same parameters as one process training on the whole batch."""
-    require("torch")
-    run_script("data_parallel_torch.py", tmp_path)
-    problem = torch.load(tmp_path / "problem.pt")
+    problem = torch.load(torch_run / "problem.pt")
     params, x, y = problem["params"], problem["x"], problem["y"]
-    ranks = [torch.load(tmp_path / f"rank{r}.pt") for r in (0, 1)]
+    ranks = [torch.load(torch_run / f"rank{r}.pt") for r in (0, 1)]
     assert x.dtype == torch.float64 and x.shape[0] == 64
     dloss = gradlab.grad(torch_loss, wrt="params")
     whole = dloss(params, x, y)
@@ -84,6 +98,26 @@ def test_torch_gloo_all_reduced_gradient_is_the_whole_batch_gradient(tmp_path):
     assert largest_difference(ranks[0]["params"], ranks[1]["params"]) == 0.0
     assert largest_difference(ranks[0]["params"], trained) <= TOLERANCE
     assert largest_difference(ranks[0]["params"], params) > 1e-3, "training moved nothing"
+
+
+def test_torch_gloo_all_reduced_gradient_of_an_nn_module(torch_run):
+    """The same with the network a torch.nn.Sequential (wrt="model", one opaque line of the
+    generated code): the all-reduced gradient is the whole batch's, by gradlab and by
+    loss.backward()."""
+    problem = torch.load(torch_run / "problem.pt")
+    x, y = problem["x"], problem["y"]
+    net = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(),
+                              torch.nn.Linear(16, 1)).double()
+    net.load_state_dict(problem["module"])
+    whole = gradlab.grad(torch_module_loss, wrt="model")(net, x, y)
+    assert "dmodel = pred_vjp(dpred)" in gradlab.grad(torch_module_loss,
+                                                      wrt="model").source_for(net, x, y)
+    torch_module_loss(net, x, y).backward()
+    by_torch = {name: p.grad for name, p in net.named_parameters()}
+    for rank in (0, 1):
+        averaged = torch.load(torch_run / f"rank{rank}.pt")["module_grad"]
+        assert largest_difference(averaged, whole) <= TOLERANCE
+        assert largest_difference(averaged, by_torch) <= TOLERANCE
 
 
 def test_jax_jit_on_a_batch_sharded_over_8_devices(tmp_path):
