@@ -74,11 +74,14 @@ def problem() -> tuple[dict[str, torch.Tensor], torch.Tensor, torch.Tensor]:
 
 
 def all_reduce_mean(grads: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """Every process's gradients averaged over the processes (in place), as DDP does."""
-    for g in grads.values():
-        dist.all_reduce(g, op=dist.ReduceOp.SUM)
-        g /= dist.get_world_size()
-    return grads
+    """Every process's gradients averaged over the processes, as DDP does (summed in a copy:
+    the all-reduce writes into its tensor, and a gradient may share memory with an input)."""
+    averaged = {}
+    for name, g in grads.items():
+        total = g.clone()
+        dist.all_reduce(total, op=dist.ReduceOp.SUM)
+        averaged[name] = total / dist.get_world_size()
+    return averaged
 
 
 def sgd(params, grads):
@@ -126,7 +129,8 @@ def by_backward(params, x, y) -> dict[str, torch.Tensor]:
 def module_by_backward(x, y) -> dict[str, torch.Tensor]:
     net = network()
     module_loss(net, x, y).backward()
-    return {name: p.grad for name, p in net.named_parameters()}
+    return {name: p.grad for name, p in net.named_parameters()
+            if p.grad is not None}
 
 
 def report(out: Path, steps: int) -> bool:
