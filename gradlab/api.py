@@ -92,6 +92,7 @@ class GeneratedFunction:
         #: argument types -> (the generic code, its framework, and None, or where the code
         #: is specialised for the arguments' shapes, a table: their shapes -> the code)
         self._by_types: dict[tuple[type, ...], tuple[Callable[..., Any], str, Any]] = {}
+        self._by_ranks: dict[Any, tuple[Callable[..., Any], str, Any]] = {}
         #: argument types whose call needs no seed, no tuple and no mode: NumPy and Python
         #: numbers, one ``wrt``, plain ``grad`` (its fast path saves half the wrapper's time)
         self._plain: dict[tuple[type, ...], tuple[Callable[..., Any], str, Any]] = {}
@@ -344,9 +345,12 @@ class GeneratedFunction:
     def _select(self, args: tuple[Any, ...]) -> tuple[Callable[..., Any], Any]:
         types = tuple(map(type, args))
         # where a variant depends on the inputs' ranks (see _scalars), the types do not say
-        # which variant runs: nothing is cached by types
+        # which variant runs: the types and the ranks do (a dict of its own: the fast paths
+        # that look up types alone must not find it)
         ranked = bool(getattr(self._transform, "indexed", ()))
-        hit = None if ranked else self._by_types.get(types)
+        cache = self._by_ranks if ranked else self._by_types
+        key: Any = (types, tuple([getattr(a, "ndim", None) for a in args])) if ranked else types
+        hit = cache.get(key)
         if hit is not None:          # seen these argument types before (not where the device
             if hit[2] is None:       # picks the namespace: the types do not say the device)
                 return hit[0], hit[1]
@@ -372,11 +376,11 @@ class GeneratedFunction:
             table = hit[2] if hit is not None else ({} if impl is not generic else None)
             if table is not None and len(table) < 64:
                 table[shape_key(args)] = impl
-        if hit is None and not framework.binds_device and not ranked and \
-                len(self._by_types) < 64:
-            self._by_types[types] = (generic, fw, table)
-            if not framework.typed_seed and not self.many and self.wrt_index < len(args) and (
-                    self.mode == "grad" and not self.options.get("preserve_result")) and (
+        if hit is None and not framework.binds_device and len(cache) < 64:
+            cache[key] = (generic, fw, table)
+            if not ranked and not framework.typed_seed and not self.many and (
+                    self.wrt_index < len(args)) and self.mode == "grad" and not (
+                    self.options.get("preserve_result")) and (
                     table is None or all(t is ndarray for t in types)):
                 self._plain[types] = (generic, fw, table)
         return impl, fw

@@ -60,3 +60,43 @@ def test_a_method_torch_reads_otherwise_gets_a_torch_variant():
     got = df(torch.tensor(x))
     assert isinstance(got, torch.Tensor)
     np.testing.assert_allclose(got.numpy(), t.grad.numpy(), rtol=1e-14)
+
+
+def state_cost(u, T0):
+    T = T0
+    c = 0.0
+    for t in range(u.shape[0]):
+        T = T + 0.2 * ((10.0 - T) * 0.1 + u[t] * 0.5)
+        c = c + 0.3 * u[t] * u[t] + (T - 21.0) ** 2
+    return c
+
+
+def vector_when_positive(x):
+    if x[0] > 0:
+        return x * 2.0
+    return np.sum(x * 2.0)
+
+
+def test_a_checked_grad_call_runs_without_the_value_where_it_is_surely_a_scalar():
+    """The lean twin: the loop's cost ``c`` is left out of the code a later call runs (the
+    first call's value went through the guard); the gradient is the same, bit for bit."""
+    df = gradlab.grad(state_cost)
+    u = np.random.default_rng(1).normal(size=50)
+    first = df(u, 20.0)
+    lean = df._transform.lean_factory(frozenset({"T0", "u:ndim=1"}), state_cost)
+    assert lean is not None
+    impl, _ = df._select((u, 20.0))
+    assert df._lean_of(impl) is not impl
+    np.testing.assert_array_equal(df(u, 20.0), first)
+    value, again = gradlab.value_and_grad(state_cost)(u, 20.0)   # the value, when asked for
+    assert value == pytest.approx(state_cost(u, 20.0), rel=1e-12)
+    np.testing.assert_array_equal(again, first)
+
+
+def test_an_output_whose_shape_depends_on_the_data_is_checked_on_every_call():
+    df = gradlab.grad(vector_when_positive)
+    np.testing.assert_allclose(df(np.array([-1.0, 2.0])), [2.0, 2.0])
+    impl, _ = df._select((np.array([-1.0, 2.0]),))
+    assert df._lean_of(impl) is impl          # not sure to be a scalar: no lean twin
+    with pytest.raises(gradlab.GradlabError, match="not a scalar"):
+        df(np.array([1.0, 2.0]))

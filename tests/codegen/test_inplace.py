@@ -97,10 +97,51 @@ def test_gradient_matches_finite_differences(fn, args, wrt):
 
 
 def test_a_loop_over_rows_adds_into_its_buffer():
-    source = gradlab.grad(loop_over_rows).source
-    assert "du = gl.zeros_like(u)" in source
-    assert "du[t] += " in source
+    source = gradlab.grad(rows_of_a_matrix, 1).source
+    assert "dW = gl.zeros_like(W)" in source
+    assert "dW[t] " in source
     assert "index_add" not in source
+
+
+def from_minus_two(u):
+    s = 0.0
+    for t in range(-2, u.shape[0]):     # t = -2 and t = 1 name one entry of 3
+        s = s + u[t] * u[t]
+    return s
+
+
+def read_in_the_loop(u):
+    s = 0.0
+    for t in range(u.shape[0]):
+        s = s + u[t] * np.sum(u)
+    return s
+
+
+def test_each_entry_written_once_into_zeros_is_a_store():
+    """``du[t] = du_t``: a buffer of zeros, a loop over range(n), nothing else naming it."""
+    source = gradlab.grad(loop_over_rows).source
+    assert "du[t] = " in source and "du[t] +=" not in source
+
+
+def test_an_entry_two_steps_may_name_keeps_adding():
+    source = gradlab.grad(from_minus_two).source
+    assert "du[t] = " not in source
+    u = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(gradlab.grad(from_minus_two)(u), [2.0, 8.0, 12.0])
+    np.testing.assert_allclose(gradlab.grad(read_in_the_loop)(u), _numeric(
+        read_in_the_loop, (u,), 0), rtol=1e-6)
+
+
+@pytest.mark.parametrize("framework", ["jax", "tensorflow", "torch"])
+def test_a_store_is_written_back_functionally_where_arrays_cannot_change(framework):
+    require(framework)
+    u = np.random.default_rng(3).normal(size=5)
+    x = to_framework(u, framework)
+    if framework == "torch":
+        x.requires_grad_(True)       # torch under autograd: the functional twin too
+    g = gradlab.grad(loop_over_rows)(x, 19.0)
+    np.testing.assert_allclose(to_numpy(g), _numeric(loop_over_rows, (u, 19.0), 0),
+                               rtol=1e-5, atol=1e-6)
 
 
 def test_literal_indices_negative_ones_and_tuples_are_updated_in_place():
@@ -216,7 +257,7 @@ def test_torch_autograd_through_a_buffer_updated_in_place():
 
     x, u, v = (torch.tensor(rng.normal(size=s)) for s in (4, (5, 4), (5, 4)))
     df = gradlab.grad(f, 1)
-    assert "du[t] += " in df.source
+    assert "du[t] = " in df.source       # (a store: each entry written once, see inplace.py)
     (through_gradlab,) = torch.autograd.grad((df(x, u) * v).sum(), W)
     u_leaf = u.clone().requires_grad_(True)
     (du,) = torch.autograd.grad(f(x, u_leaf), u_leaf, create_graph=True)

@@ -82,3 +82,35 @@ OUTSIDE = np.ones((3, 3))
 def test_a_value_from_outside_the_function_is_unknown() -> None:
     shapes = _shapes(from_outside, np.ones((3, 2)), np.ones((4, 3)))
     assert all(name in ("W", "x") for name, s in shapes.items() if len(s) > 0)
+
+
+def _ir(fn):
+    return normalize_function(fn, "numpy").ir
+
+
+def state_loop(u, T0):
+    T = T0
+    c = 0.0
+    for t in range(u.shape[0]):
+        T = T + 0.2 * u[t]
+        c = c + (T - 21.0) ** 2
+    return c
+
+
+def masked(x):
+    return np.sum(x[x > 0]) + x[0]
+
+
+def branchy(x):
+    if x[0] > 0:
+        return x * 2.0
+    return np.sum(x)
+
+
+def test_a_scalar_result_is_proved_from_numbers_and_vectors() -> None:
+    from gradlab.codegen.ranks import scalar_result
+    assert scalar_result(_ir(state_loop), None, {"T0"}, {"u"})
+    assert not scalar_result(_ir(state_loop), None, set(), {"u"})   # T0 could be an array
+    sig = signature_of(["x"], (np.ones(3),), False, True)
+    assert not scalar_result(_ir(masked), sig, set(), set())        # x[x > 0]: not sure
+    assert not scalar_result(_ir(branchy), sig, set(), set())       # one branch a vector
