@@ -299,6 +299,16 @@ class ContainerCalls:
         flat = [leaf for v, s in zip(values, structures) for leaf in leaves_of(v, s)]
         return spec, flat
 
+    def specialisations(self) -> list[tuple[Any, Specialised]]:
+        """The structures specialised so far (their keys) and what each runs: where an edit
+        of the code shown for one of them finds the code it edits."""
+        return list(self._specialised.items())
+
+    def install(self, key: Any, spec: Specialised) -> None:
+        """Run ``spec`` for calls whose arguments have the structures ``key`` (an edit of
+        their code, see gradlab.workbench.leafcalls)."""
+        self._specialised[key] = spec
+
     def _specialise(self, structures: list[Any], values: list[Any]) -> Specialised:
         code = self.fn.__code__
         taken = set(code.co_varnames) | set(code.co_names) | set(code.co_freevars) | set(

@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 
 from ..instrument import instrumented, main_lines
+from .health import is_parameter_tree, parameter_norms
+from .leafcalls import leaf_call
 
 
 
@@ -78,6 +80,9 @@ class TraceReport:
     late_nonfinite: Step | None = None
     #: why the run was stopped before its end ("" when it ran to the end)
     stopped: str = ""
+    #: the function whose derivative ran (for container arguments, the one taking their
+    #: leaves): what a graph of the steps draws
+    fn: Any = None
 
     @property
     def first_nonfinite(self) -> Step | None:
@@ -126,6 +131,8 @@ class TraceReport:
 
 def summarize(name: str, value: Any, keep: bool) -> Value | None:
     from ..tensor.convert import to_float64_numpy
+    if is_parameter_tree(value):
+        return _summarize_tree(name, value, keep)
     try:
         if isinstance(value, (list, tuple)):
             if not value or not all(hasattr(v, "shape") or isinstance(v, (int, float))
@@ -151,6 +158,20 @@ def summarize(name: str, value: Any, keep: bool) -> Value | None:
         return None
 
 
+def _summarize_tree(name: str, value: Any, keep: bool) -> Value | None:
+    """A gradient with respect to a model's parameters (a dict keyed like
+    ``named_parameters()``, a pytree): one value whose norm is that of all its arrays, finite
+    when they all are, described by its parameters' count; its norm per parameter is
+    :func:`gradlab.parameter_norms`'s."""
+    norms = parameter_norms(value)
+    if not norms:
+        return None
+    total = math.sqrt(sum(n * n for n in norms.values()))
+    finite = all(math.isfinite(n) for n in norms.values())
+    return Value(name, (len(norms),), "dict", total if finite else float("nan"), finite,
+                 f"{len(norms)} parameters", value if keep else None)
+
+
 def all_finite(values: Any) -> bool:
     """Whether every number in ``values`` (a dict of them, arrays, lists) is finite: the one
     question asked of steps past the recorded ones, so it is answered without a summary."""
@@ -165,6 +186,9 @@ def all_finite(values: Any) -> bool:
                 return False
         elif isinstance(v, (list, tuple)):
             if not all_finite(v):
+                return False
+        elif is_parameter_tree(v):
+            if not all(math.isfinite(n) for n in parameter_norms(v).values()):
                 return False
         elif hasattr(v, "shape") and not isinstance(v, (bool, int)):
             summary = summarize("", v, False)
@@ -185,6 +209,10 @@ def trace(df: Any, keep_values: bool = False, limit: int = LIMIT,
     checked for NaN/Inf (the first one is still recorded exactly). With ``max_steps`` the run
     stops after that many steps (the report says so): a bound on the time a trace can take."""
     def run(*args: Any, **kwargs: Any) -> TraceReport:
+        seed = kwargs.pop("seed", None)
+        leaves = leaf_call(df, args, kwargs)
+        if leaves is not None:     # container arguments: the code for their leaves runs
+            return trace(leaves.df, keep_values, limit, max_steps)(*leaves.args, seed=seed)
         steps: list[Step] = []
         omitted: dict[int, int] = {}
         state: dict[str, Any] = {"count": 0, "late": None}
@@ -217,7 +245,6 @@ def trace(df: Any, keep_values: bool = False, limit: int = LIMIT,
             if max_steps is not None and state["count"] >= max_steps:
                 raise _Stop
 
-        seed = kwargs.pop("seed", None)
         if seed is not None:
             kwargs[df.seed_name] = seed
         result, stopped = None, ""
@@ -226,5 +253,6 @@ def trace(df: Any, keep_values: bool = False, limit: int = LIMIT,
         except _Stop:
             stopped = f"stopped after {max_steps:,} steps (max_steps)"
         late = state["late"] if not any(not s.finite for s in steps) else None
-        return TraceReport(text, steps, result, state["count"], omitted, late, stopped)
+        return TraceReport(text, steps, result, state["count"], omitted, late, stopped,
+                           getattr(df, "fn", None))
     return run
