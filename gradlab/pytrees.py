@@ -41,7 +41,11 @@ _CODES_LIMIT = 256
 
 # --- what is a container, and its structure ------------------------------------------------------
 def _is_record(value: Any) -> str | None:
-    """'namedtuple' or 'dataclass' for an instance of one, else None."""
+    """'namedtuple' or 'dataclass' for an instance of one, else None. A callable one is a
+    model, not a container: an Equinox or Flax module is a dataclass the function calls
+    (``model(x)``), run by the framework's autodiff as one call (see codegen/opaque.py)."""
+    if callable(value):
+        return None
     if isinstance(value, tuple) and hasattr(type(value), "_fields"):
         return "namedtuple"
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -483,6 +487,8 @@ class ForContainersOnly:
         self.fn, self.wrt, self.many, self.mode = calls.fn, calls.wrt, calls.many, calls.mode
         self.params = calls.params
         self.__name__ = f"d{calls.fn.__name__}"
+        #: its name in the panel's header (the code a call runs has its own: source_for)
+        self.name = self.__name__
 
     @property
     def source(self) -> str:

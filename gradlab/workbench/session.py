@@ -506,8 +506,10 @@ def device_for(framework: str, device: str) -> Any:
 def _to(value: Any, framework: str, device: Any) -> Any:
     if has_containers((value,)):     # a dict, namedtuple, dataclass: each array converted
         return tree_map(lambda leaf: _to(leaf, framework, device), value)
-    if isinstance(value, (int, float)) or value is None or model_framework([value]):
-        return value           # a model stays what it is (see model_framework)
+    if isinstance(value, (int, float)) or value is None or model_framework([value]) or (
+            callable(value) and not hasattr(value, "shape")):
+        return value           # a model stays what it is (see model_framework), a JAX
+                               # callable pytree of the user's own type too
     if isinstance(value, (list, tuple)) and value and not hasattr(value[0], "shape") and (
             not isinstance(value[0], (list, tuple))):
         value = np.asarray(value, dtype=np.float64)
