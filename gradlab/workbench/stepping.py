@@ -282,7 +282,7 @@ def _number(x: float) -> str:
 def _text(v: Value | None) -> str:
     if v is None:
         return "·"
-    if v.dtype == "dict":         # a model's parameters' gradient: their count, the norm
+    if v.dtype in ("dict", "list"):     # a model's parameters' gradient: their count, norm
         return f"{v.head} |·|={v.norm:.4g}" + ("" if v.finite else " NaN/Inf!")
     if v.shape in ((), (1,)) and v.finite:
         entries = _entries(v)

@@ -190,8 +190,11 @@ def test_step_through_shows_the_model_call_as_one_step_with_its_shapes(setup) ->
                                                   rel=1e-10)
     stepper.go(stepper.steps.index(backward))
     text = stepper.text()
-    assert "differentiates your line" in text and "pred = model(x)" in text
-    assert "this step" in text.split("dmodel", 1)[1].splitlines()[0] or "dmodel" in text
+    line = model_loss.__code__.co_firstlineno + 1
+    assert f"differentiates your line {line}: pred = model(x)" in text
+    (row,) = [line for line in stepper.table().splitlines() if line.startswith("model ")]
+    assert f"{values['dmodel'].head} |·|={values['dmodel'].norm:.4g}  ← this step" in row
+    assert values["dmodel"].head in ("4 parameters", "list of 4")
 
 
 def test_the_graph_has_one_node_per_model_call(setup) -> None:
