@@ -479,6 +479,8 @@ def _value_and_gradients(df: Any) -> Callable[..., Any]:
     def call(*args: Any) -> Any:
         impl, fw = df._select(args)
         value, grads = impl(*args)
+        if df.many and len(df.wrt) == 1:    # wrt=("x",), or a container of one array:
+            grads = (grads,)                # the code returns it bare, the call a tuple
         from ..api import conform_gradients
         return value, conform_gradients(grads, args, df, fw)
     return call
