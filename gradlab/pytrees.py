@@ -502,6 +502,12 @@ class ForContainersOnly:
         return self.calls.source_for(args[:-1] if self.mode in ("jvp", "hvp") else args,
                                      kwargs)
 
+    def saved_for(self, *args: Any, **kwargs: Any) -> Any:
+        """What the code for these container arguments' leaves saves for its backward pass
+        (see GeneratedFunction.saved_for)."""
+        spec, flat = self.calls.specialised(self.calls.bind(args, kwargs))
+        return spec.inner.saved_for(*flat)
+
     def __repr__(self) -> str:
         return f"<gradlab {self.mode} of {self.fn.__qualname__}, for container arguments>"
 

@@ -71,7 +71,9 @@ class Graph:
         self._defined.add(name)
         label = [html.escape(name)]
         v = self.values.get(name)
-        if v is not None:
+        if v is not None and v.dtype == "dict":     # a model's parameters: their count
+            label.append(f"{html.escape(v.head)} |·|={v.norm:.3g}")
+        elif v is not None:
             label.append(f"{v.shape} |·|={v.norm:.3g}" if v.shape not in ((), (1,))
                          else html.escape(v.preview.strip("[]")))
         d = self.gradients.get(f"d{name}") if self.show_gradients else None

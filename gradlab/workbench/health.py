@@ -93,7 +93,7 @@ def named_leaves(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
     if isinstance(value, dict):
         parts: list[tuple[str, Any]] = [(str(k), v) for k, v in value.items()]
     elif isinstance(value, tuple) and hasattr(type(value), "_fields"):
-        parts = list(zip(type(value)._fields, value))
+        parts = list(zip(getattr(type(value), "_fields"), value))
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):
         parts = [(f.name, getattr(value, f.name)) for f in dataclasses.fields(value)]
     elif isinstance(value, (list, tuple)):

@@ -81,6 +81,11 @@ class EditedContainers(ForContainersOnly):
     def source(self) -> str:
         return self.edited.source  # type: ignore[no-any-return]
 
+    @property
+    def saved(self) -> Any:
+        """What the edit saves for its backward pass (see GeneratedFunction.saved)."""
+        return self.edited.saved
+
     def _refuse(self, flat: Any, wrt: Any) -> Any:
         raise GradlabError(
             f"this edit of {self.name} was written for container arguments of another "
@@ -103,7 +108,8 @@ def specialisation_for(like: Any, parameters: Sequence[str]) -> tuple[Any, Speci
     except (AttributeError, GradlabError):
         return None
     for key, spec in calls.specialisations():
-        if list(spec.inner.params) == list(parameters):
+        # (an hvp's code takes its seed positionally, after the function's arguments)
+        if [p for p in parameters if p != spec.inner.seed_name] == list(spec.inner.params):
             return key, spec
     return None
 

@@ -197,6 +197,23 @@ def all_finite(values: Any) -> bool:
     return True
 
 
+def split_tangents(df: Any, args: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """A jvp's (an hvp's) call ``df(*args, tangent)`` as the function's arguments and the
+    tangents (a tuple with several ``wrt``), which its code takes as keywords; other calls have
+    no tangents."""
+    if getattr(df, "mode", "") not in ("jvp", "hvp") or not args:
+        return tuple(args), ()
+    tangent = args[-1]
+    return tuple(args[:-1]), tuple(tangent) if df.many else (tangent,)
+
+
+def tangent_names(fn: Any, df: Any) -> tuple[str, ...]:
+    """The keyword-only parameters of a jvp's code, the seed left out: its tangents' names."""
+    code = fn.__code__
+    names = code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount]
+    return tuple(n for n in names if n != getattr(df, "seed_name", None))
+
+
 class _Stop(Exception):
     """Raised from the recording hook to stop a run past its step budget."""
 
@@ -213,10 +230,13 @@ def trace(df: Any, keep_values: bool = False, limit: int = LIMIT,
         leaves = leaf_call(df, args, kwargs)
         if leaves is not None:     # container arguments: the code for their leaves runs
             return trace(leaves.df, keep_values, limit, max_steps)(*leaves.args, seed=seed)
+        args, tangents = split_tangents(df, args)
         steps: list[Step] = []
         omitted: dict[int, int] = {}
         state: dict[str, Any] = {"count": 0, "late": None}
-        fn, source, name = instrumented(df, args, lambda lineno, values: record(lineno, values))
+        fn, source, name = instrumented(df, args + tangents, lambda lineno, values: record(
+            lineno, values))
+        kwargs.update(zip(tangent_names(fn, df), tangents))
         text = source.text  # (record, defined below, needs the source's lines)
         lines = text.splitlines()
         marker = next((i + 1 for i, line in enumerate(lines) if "── backward ──" in line), 0)

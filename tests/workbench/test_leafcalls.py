@@ -149,6 +149,7 @@ def test_the_panel_runs_edits_and_compares_frameworks_on_a_dict(framework) -> No
     assert np.allclose(to_numpy(result.gradients["W2"]), by_hand(PARAMS, X)["W2"] * 0.5)
     assert np.allclose(to_numpy(bound[-1](params, x)["W2"]), by_hand(PARAMS, X)["W2"] * 0.5)
     assert "no graph" not in panel.graph_html()
+    assert "no table" not in panel.saved_html()
     panel.reset()
     results = session.run("all")
     assert all(not r.error for r in results) and len(results) >= 2
@@ -220,3 +221,20 @@ def test_leaf_call_and_tree_map() -> None:
     assert list(call.gradients(grads)) == ["W1", "b1", "W2"]
     doubled = tree_map(lambda a: a * 2, {"a": [1.0, {"b": 2.0}], "c": 3.0})
     assert doubled == {"a": [2.0, {"b": 4.0}], "c": 6.0}
+
+
+def test_jvp_and_hvp_with_a_dict_run_traced_and_edited() -> None:
+    tangent = {"W1": np.ones((3, 4)), "b1": np.ones(4), "W2": np.ones((4, 2))}
+    for derivative in (gradlab.jvp(dict_loss, "params"), gradlab.hvp(dict_loss, "params")):
+        want = derivative(PARAMS, X, tangent)
+        (result,) = GradSession(derivative, (PARAMS, X, tangent)).run()
+        assert not result.error, result.error
+        assert gradlab.trace(derivative)(PARAMS, X, tangent).first_nonfinite is None
+        edited = gradlab.recompile(derivative.source_for(PARAMS, X, tangent), like=derivative)
+        got = edited(PARAMS, X, tangent)
+        if derivative.mode == "jvp":
+            np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
+            np.testing.assert_allclose(result.gradients, want[1], rtol=1e-12)
+        else:
+            assert_dict_close(got, want)
+            assert_dict_close(result.gradients, want)

@@ -202,6 +202,8 @@ def test_the_graph_has_one_node_per_model_call(setup) -> None:
     once = gradlab.graph(gradlab.grad(model_loss, "model"), model, x, y).dot().source
     twice = gradlab.graph(gradlab.grad(model_twice, ("model", "x")), model, x, y).dot().source
     assert once.count('label="model()"') == 1
+    (node,) = [line for line in once.splitlines() if line.strip().startswith("v_model [")]
+    assert "grad |·|=" in node         # the parameters' gradient, one norm
     assert twice.count('label="model()"') == 2
     panel = GradPanel(GradSession(gradlab.grad(model_loss, "model"), (model, x, y)),
                       backend=framework)
