@@ -263,3 +263,64 @@ def test_a_batch_in_a_dict_and_a_model() -> None:
     assert_same(gradlab.recompile(edited, like=df)(model, batch),
                 reference("torch", model, batch["x"], batch["y"], clip=CLIP)[0])
     assert gradlab.graph(df, model, batch).dot().source.count('label="model()"') == 1
+
+
+def recurrent(cell, x, steps):
+    h = x
+    for t in range(steps):
+        h = cell(h) * 0.9 + 0.1 * h
+    return np.sum(h ** 2)
+
+
+def test_a_model_called_in_a_loop_is_one_step_per_iteration() -> None:
+    require("torch")
+    import torch
+    torch.manual_seed(0)
+    cell = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.Tanh()).double()
+    x = torch.as_tensor(X[:2])
+    df = gradlab.grad(recurrent, ("cell", "x"))
+    stepper = gradlab.step(df, cell, x, 3)
+    calls = [s for s in stepper.steps if "cell_out_vjp(dcell_out)" in s.code]
+    assert len(calls) == 3
+    assert all([(v.name, v.shape) for v in s.values] == [("dcell_part_2", (2,)), (
+        "dh_part_2", (2, 3))] for s in calls)
+    leaf = x.clone().requires_grad_()
+    cell.zero_grad()
+    h = leaf
+    for _ in range(3):
+        h = cell(h) * 0.9 + 0.1 * h
+    torch.sum(h ** 2).backward()
+    dcell, dx = df(cell, x, 3)
+    assert_same(dcell, [p.grad for p in cell.parameters()])
+    assert_same(dx, leaf.grad)
+    norms = gradlab.gradient_norms(stepper.report, ["dcell"])["dcell"]
+    assert norms[0] == 0.0 and norms[-1] == pytest.approx(float(np.sqrt(sum(
+        float(torch.sum(p.grad ** 2)) for p in cell.parameters()))), rel=1e-10)
+    assert gradlab.graph(df, cell, x, 3).dot().source.count('label="cell()"') == 1
+
+
+CLIP_BY_NORM = """    total = sum(gl.sum(g ** 2) for g in dmodel.values()) ** 0.5
+    scale = gl.minimum(1.0, 1.0 / total)
+    dmodel = {name: g * scale for name, g in dmodel.items()}
+    return dmodel"""
+
+
+def test_clipping_by_the_global_norm_edited_in_the_panel() -> None:
+    """What the lesson does: clip a torch model's gradient to norm 1 by editing the backward
+    code in the panel; equal to torch's own gradient scaled so (1e-10), the norms per
+    parameter shown under the run."""
+    model = make_model("torch")
+    import torch
+    x, y = torch.as_tensor(X) * 10, torch.as_tensor(Y)
+    panel = GradPanel(GradSession(gradlab.grad(model_loss, "model"), (model, x, y)),
+                      backend="torch")
+    (result,) = panel.recompile_and_run(panel.editor_text.replace("    return dmodel",
+                                                                  CLIP_BY_NORM))
+    assert not result.error, result.error
+    want = reference("torch", model, x, y)[0]
+    total = float(np.sqrt(sum(float(torch.sum(g ** 2)) for g in want)))
+    assert total > 1.0
+    assert_same(result.gradients, [g / total for g in want])
+    assert sum(n ** 2 for n in gradlab.parameter_norms(result.gradients).values()) == \
+        pytest.approx(1.0, rel=1e-12)
+    assert "gradient dmodel by parameter (4): shape, norm" in panel.text(color="never")
