@@ -107,13 +107,15 @@ def named_leaves(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
             for leaf in named_leaves(v, f"{prefix}.{name}" if prefix else name)]
 
 
-def parameter_norms(grads: Any) -> dict[str, float]:
+def parameter_norms(grads: Any, model: Any = None) -> dict[str, float]:
     """The norm (√Σ g²) of each parameter's gradient, by its name (:func:`named_leaves`), for
     a gradient with respect to a model (``grad(loss, wrt="model")``) or a ``params`` dict; a
     NaN or Inf in a gradient makes its norm NaN or Inf. Entries that are no numbers (None, a
-    string) are left out."""
+    string) are left out. A Keras model's gradient is a list, in the order of its
+    ``trainable_variables``: given the ``model``, they are named by their paths
+    (``sequential/dense/kernel``)."""
     out: dict[str, float] = {}
-    for name, leaf in named_leaves(grads):
+    for name, leaf in _named_like(grads, model):
         if isinstance(leaf, bool) or not (isinstance(leaf, (int, float)) or hasattr(
                 leaf, "shape")):
             continue
@@ -125,12 +127,24 @@ def parameter_norms(grads: Any) -> dict[str, float]:
     return out
 
 
-def plot_parameter_norms(grads: Any, ax: Any = None,
+def _named_like(grads: Any, model: Any) -> list[tuple[str, Any]]:
+    """:func:`named_leaves`, a list gradient's entries named after the model's trainable
+    variables (their ``path``, else ``name``) where it has as many."""
+    leaves = named_leaves(grads)
+    variables = list(getattr(model, "trainable_variables", None) or [])
+    if not isinstance(grads, list) or len(variables) != len(leaves):
+        return leaves
+    return [(str(getattr(v, "path", None) or getattr(v, "name", i)), leaf)
+            for i, (v, (_, leaf)) in enumerate(zip(variables, leaves))]
+
+
+def plot_parameter_norms(grads: Any, ax: Any = None, model: Any = None,
                          title: str = "gradient norm per parameter") -> Any:
     """A matplotlib bar chart of :func:`parameter_norms` (log scale, one bar per parameter, in
     the model's order: the first layer at the top); returns the figure. A NaN/Inf norm is
-    drawn as a red bar at the largest finite norm, labelled."""
-    norms = parameter_norms(grads)
+    drawn as a red bar at the largest finite norm, labelled. ``model``: see
+    :func:`parameter_norms`."""
+    norms = parameter_norms(grads, model)
     if ax is None:
         import matplotlib.pyplot as plt
         fig, ax = plt.subplots(figsize=(6, 0.35 * len(norms) + 1.2))

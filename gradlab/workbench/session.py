@@ -40,6 +40,9 @@ class RunResult:
     #: with ``'all'``: the largest difference from the first framework's gradient
     difference: float | None = None
     names: tuple[str, ...] = ()   # the gradients' names (dW, db...)
+    #: what each gradient is taken with respect to, where a model (a Keras model names the
+    #: entries of its gradient's list)
+    models: tuple[Any, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -64,9 +67,10 @@ class RunResult:
         parts = [f"value {_preview(self.value)}"] if self.value is not None else []
         grads = self.gradients if isinstance(self.gradients, tuple) else (self.gradients,)
         names = self.names if len(self.names) == len(grads) else ("",) * len(grads)
-        for name, g in zip(names, grads):
+        models = self.models if len(self.models) == len(grads) else (None,) * len(grads)
+        for name, g, model in zip(names, grads, models):
             if _per_parameter(g):
-                parts.extend(_parameter_lines(name, g))
+                parts.extend(_parameter_lines(name, g, model))
                 continue
             dtype = getattr(g, "dtype", type(g).__name__)
             dtype = str(dtype).replace("torch.", "").replace("<dtype: '", "").rstrip("'>")
@@ -92,11 +96,11 @@ def _per_parameter(g: Any) -> bool:
     return isinstance(g, (list, tuple)) and len({tuple(getattr(x, "shape", ())) for x in g}) > 1
 
 
-def _parameter_lines(name: str, g: Any) -> list[str]:
+def _parameter_lines(name: str, g: Any, model: Any = None) -> list[str]:
     """A gradient with respect to parameters as a table: each parameter's shape and the norm
     of its gradient (which layer's gradient vanishes or explodes, what clipping would cut)."""
-    norms = parameter_norms(g)
-    shapes = {n: tuple(np.shape(_numpy(leaf))) for n, leaf in named_leaves(g)}
+    norms = parameter_norms(g, model)
+    shapes = dict(zip(norms, (tuple(np.shape(_numpy(leaf))) for _, leaf in named_leaves(g))))
     width = max((len(n) for n in norms), default=0)
     lines = [f"gradient {name} by parameter ({len(norms)}): shape, norm".replace("  ", " ")]
     for n, norm in norms.items():
@@ -328,7 +332,8 @@ class GradSession:
             result = RunResult(framework, timing.device, timing, value, grads if leaves is None
                                else leaves.gradients(grads), note=_output_note(code, value),
                                shape_problems=problems,
-                               names=tuple(f"d{w}" for w in getattr(self.active, "wrt", ())))
+                               names=tuple(f"d{w}" for w in getattr(self.active, "wrt", ())),
+                               models=_models(self.active, inputs))
             if not _finite(grads):   # the NaN hunt: say where it started
                 result.diagnosis = self._hunt_nan(inputs, NAN_HUNT_STEPS)
             if check and not result.shape_problems:
@@ -457,6 +462,14 @@ def _output_note(df: Any, value: Any) -> str:
     return (f"{name} returns shape {shape}, not a scalar: the gradient shown is that of "
             f"sum({name}(...)) (a seed of ones); call {df.name}(..., seed=...) with the "
             f"output's gradient for another")
+
+
+def _models(df: Any, inputs: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Per gradient, the model it is taken with respect to (None for other values)."""
+    params = list(getattr(df, "params", ()))
+    values = [inputs[params.index(w)] if w in params and params.index(w) < len(inputs) else None
+              for w in getattr(df, "wrt", ())]
+    return tuple(v if callable(v) and not hasattr(v, "shape") else None for v in values)
 
 
 def _finite(grads: Any) -> bool:

@@ -235,15 +235,19 @@ def test_the_norm_of_each_parameters_gradient(setup) -> None:
     np.testing.assert_allclose(list(norms.values()), want, rtol=1e-10)
     names = {"torch": ["0.weight", "0.bias", "2.weight", "2.bias"],
              "jax": ["W1", "b1", "W2", "b2"], "tensorflow": ["0", "1", "2", "3"]}[framework]
+    shown = [v.path for v in model.trainable_variables] if framework == "tensorflow" else names
     assert list(norms) == names
     (result,) = GradSession(df, (model, x, y)).run(framework)
     lines = result.value_lines()
     assert "gradient dmodel by parameter (4): shape, norm" in lines
-    assert any(line.split()[0] == names[0] and f"|·|={want[0]:.4g}" in line for line in lines)
+    assert any(line.split()[0] == shown[0] and f"|·|={want[0]:.4g}" in line for line in lines)
     import matplotlib
     matplotlib.use("Agg")
-    figure = gradlab.plot_parameter_norms(grads)
+    figure = gradlab.plot_parameter_norms(grads, model=model)
     assert len(figure.axes[0].patches) == 4
+    if framework == "tensorflow":      # a list: named after the model's variables if given
+        assert list(gradlab.parameter_norms(grads, model=model)) == [
+            v.path for v in model.trainable_variables]
 
 
 def test_a_batch_in_a_dict_and_a_model() -> None:
