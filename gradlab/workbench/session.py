@@ -18,6 +18,7 @@ from ..errors import GradlabError
 from ..codegen.opaque import model_framework
 from ..pytrees import has_containers
 from ..tensor import available_devices, convert, frameworks, installed_frameworks
+from ..tensor.detect import common_framework
 from ..tensor.registry import get as get_backend
 from .health import is_parameter_tree, named_leaves, parameter_norms
 from .leafcalls import leaf_call, tree_map
@@ -269,7 +270,7 @@ class GradSession:
             self._changed()
             return []
         targets = self.frameworks() if framework == "all" else [framework]
-        native = model_framework(self.args)
+        native = model_framework(self.args) or _pytree_model_framework(self.args)
         if native is not None:     # a model runs on its own framework only
             targets = [native]
         results = []
@@ -462,6 +463,17 @@ def _output_note(df: Any, value: Any) -> str:
     return (f"{name} returns shape {shape}, not a scalar: the gradient shown is that of "
             f"sum({name}(...)) (a seed of ones); call {df.name}(..., seed=...) with the "
             f"output's gradient for another")
+
+
+def _pytree_model_framework(args: tuple[Any, ...]) -> str | None:
+    """The framework of a model of the user's own type whose arrays are its parameters (a
+    JAX callable pytree, as an Equinox module): it runs on its arrays' framework only."""
+    for a in args:
+        if callable(a) and not hasattr(a, "shape") and is_parameter_tree(a):
+            arrays = [leaf for _, leaf in named_leaves(a) if hasattr(leaf, "shape")]
+            if arrays:
+                return common_framework(arrays)
+    return None
 
 
 def _models(df: Any, inputs: tuple[Any, ...]) -> tuple[Any, ...]:
