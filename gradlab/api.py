@@ -85,6 +85,10 @@ class GeneratedFunction:
         self.wrt_index = params.index(wrt[0]) if wrt and wrt[0] in params else 0
         self.edited_from: GeneratedFunction | None = None
         self._impls: dict[Any, Callable[..., Any]] = {}
+        #: each compiled function's (framework, device, scalars, signature, functional), and
+        #: its lean twin once asked for (see _lean_of)
+        self._impl_keys: dict[Callable[..., Any], tuple[Any, ...]] = {}
+        self._leaner: dict[Callable[..., Any], Callable[..., Any]] = {}
         #: argument types -> (the generic code, its framework, and None, or where the code
         #: is specialised for the arguments' shapes, a table: their shapes -> the code)
         self._by_types: dict[tuple[type, ...], tuple[Callable[..., Any], str, Any]] = {}
@@ -152,7 +156,36 @@ class GeneratedFunction:
                 variant.factory
             impl = factory(**free)[variant.name]
             self._impls[key] = impl
+            self._impl_keys[impl] = (framework, device, scalars, signature, functional)
         return impl
+
+    def _lean_of(self, impl: Callable[..., Any]) -> Callable[..., Any]:
+        """``impl``'s twin that computes the gradient without the function's value, for a
+        ``grad`` call after the first (see ``Transform.lean_factory``); ``impl`` itself where
+        there is none."""
+        lean = self._leaner.get(impl)
+        if lean is None:
+            lean = self._make_lean(impl)
+            if len(self._leaner) < 64:
+                self._leaner[impl] = lean
+        return lean
+
+    def _make_lean(self, impl: Callable[..., Any]) -> Callable[..., Any]:
+        key = self._impl_keys.get(impl)
+        make = getattr(self._transform, "lean_factory", None)
+        if key is None or make is None or self.mode != "grad" or self.options.get(
+                "preserve_result"):
+            return impl
+        framework, device, scalars, signature, functional = key
+        if functional or framework not in ("numpy", "torch"):
+            return impl           # (JAX's and TensorFlow's compilers leave out dead code)
+        factory = make(scalars, self.fn, dialect_of(framework), signature)
+        if factory is None:
+            return impl
+        variant = self._variant(scalars, dialect_of(framework), signature)
+        free = bind_free(variant.free, self.fn)
+        free["gl"] = backend(framework, device)
+        return factory(**free)[variant.name]  # type: ignore[no-any-return]
 
     def variant_source(self, *args: Any) -> str:
         """The generated source that runs for these inputs (plain Python numbers get a
@@ -393,21 +426,14 @@ class GradientFunction(GeneratedFunction):
         run = None if plain is None or seed is not None or kwargs else plain[0] if (
             plain[2] is None) else plain[2].get(tuple([a.shape for a in args]))
         if run is not None:      # (a table: code specialised for these shapes, if seen)
-            try:
-                value, grads = run(*args)
-            except ZeroDivisionError as e:
-                value, grads = self._divided_by_zero(e, args, kwargs)
-            except GradlabError as e:   # a refusal of the tensor layer: noted at its line
-                explain_framework_error(self, e)
-                raise
-            except Exception as e:   # a non-scalar output's seed 1.0 cannot take its shape
-                retried = self._with_shaped_seed(run, plain[1], args,  # type: ignore[index]
-                                                 kwargs)
-                if retried is None:
-                    _require_scalar_output(self, args, e)
-                    explain_framework_error(self, e)
-                    raise
-                value, grads = retried
+            twin = self._leaner.get(run) or self._lean_of(run)
+            if twin is not run:
+                try:
+                    value, grads = twin(*args)
+                except Exception:    # the full code runs again, and says what went wrong
+                    twin = run
+            if twin is run:
+                value, grads = self._run_plain(run, plain, args, kwargs)
             if getattr(value, "shape", ()):
                 _require_scalar(value, self)
             x = args[self.wrt_index]
@@ -415,6 +441,29 @@ class GradientFunction(GeneratedFunction):
                     x, "dtype", None):
                 return grads
             return conform_gradients(grads, args, self, plain[1])  # type: ignore[index]
+        return self._call_checked(types, args, seed, kwargs)
+
+    def _run_plain(self, run: Callable[..., Any], plain: Any, args: tuple[Any, ...],
+                   kwargs: dict[str, Any]) -> tuple[Any, Any]:
+        """The fast path's call of the full code, with its errors explained."""
+        try:
+            return run(*args)  # type: ignore[no-any-return]
+        except ZeroDivisionError as e:
+            return self._divided_by_zero(e, args, kwargs)
+        except GradlabError as e:   # a refusal of the tensor layer: noted at its line
+            explain_framework_error(self, e)
+            raise
+        except Exception as e:   # a non-scalar output's seed 1.0 cannot take its shape
+            retried = self._with_shaped_seed(run, plain[1], args, kwargs)
+            if retried is None:
+                _require_scalar_output(self, args, e)
+                explain_framework_error(self, e)
+                raise
+            return retried
+
+    def _call_checked(self, types: tuple[type, ...], args: tuple[Any, ...], seed: Any,
+                      kwargs: dict[str, Any]) -> Any:
+        """A call off the fast path: the first for these types goes through the guard."""
         hit = self._by_types.get(types)
         if hit is None:
             if self._takes_containers(args, kwargs):
@@ -427,18 +476,27 @@ class GradientFunction(GeneratedFunction):
             impl, fw = self._select(args)
         else:
             impl, fw = hit[0], hit[1]
-        return self._finish(*self._compute(impl, fw, args, seed, kwargs), args, fw)
+        return self._finish(*self._compute(impl, fw, args, seed, kwargs, lean=True), args, fw)
 
     def _compute(self, impl: Callable[..., Any], fw: str, args: tuple[Any, ...], seed: Any,
-                 kwargs: dict[str, Any]) -> tuple[Any, Any]:
+                 kwargs: dict[str, Any], lean: bool = False) -> tuple[Any, Any]:
         """The generated function's ``(value, gradients)``, with the default seed made in the
         inputs' dtype and device where the framework needs one, and the output checked to
-        be a scalar (or to have the shape of a given seed)."""
+        be a scalar (or to have the shape of a given seed). ``lean``: a call whose value
+        is not needed (a checked ``grad`` call): its lean twin may run, giving no value."""
         automatic = seed is None
         if automatic and self._outputs is not None:
             raise self._outputs.error()
         if automatic:
             seed = self._typed_one(args, fw)
+            twin = self._lean_of(impl) if lean else impl
+            if twin is not impl:
+                try:
+                    if seed is None:
+                        return None, twin(*args, **kwargs)[1]
+                    return None, twin(*args, **{**kwargs, str(self.seed_name): seed})[1]
+                except Exception:
+                    pass        # the full code runs again, and says what went wrong
         try:
             if seed is None:
                 value, grads = impl(*args, **kwargs)

@@ -78,6 +78,7 @@ def explain_call_error(df: Any, error: Exception, args: tuple[Any, ...],
 _TF_DTYPE_CLASHES = (
     re.compile(r"expected to be a (?P<a>\w+) tensor but is a (?P<b>\w+) tensor"),
     re.compile(r"Cannot convert (?P<b>\S+) to EagerTensor of dtype (?P<a>\w+)"),
+    re.compile(r"must have the same dtype, got tf\.(?P<a>\w+) != tf\.(?P<b>\w+)"),
 )
 #: How TensorFlow and PyTorch say that an operation met a bool tensor (NumPy counts True as 1).
 _BOOL_ARITHMETIC = re.compile(r"Value for attr 'T' of bool is not in the list|"

@@ -120,13 +120,13 @@ def _precision(value: Any) -> float:
         return 2e-2
     if "float32" in name or "complex64" in name:
         return 1e-4
-    return 1e-6
+    return 1e-9
 
 
 def tolerance(*values: Any) -> tuple[float, float]:
     """(relative, absolute) tolerance for values computed from these: the precision of the
     least precise floating-point dtype among them, and that much of the inputs' magnitude."""
-    rtol = 1e-6
+    rtol = 1e-9
     scale = 0.0
     stack = list(values)
     while stack:
@@ -187,7 +187,7 @@ def verify(df: Any, original: Original, value: Any, args: tuple[Any, ...],
     :class:`ForwardMismatchError` when they differ."""
     if not original.ran:
         return original.why_not
-    rtol, atol = tolerance(args, kwargs, original.value, value)
+    rtol, atol = tolerance(args, kwargs, original.value)
     if same(original.value, value, rtol, atol):
         return ""
     again = run_original(df, args, kwargs)
@@ -223,10 +223,25 @@ def _mismatch(df: Any, theirs: Any, ours: Any, args: tuple[Any, ...], kwargs: di
         f"gradlab's generated code computes a different forward value than {fn_name} on these "
         f"inputs ({inputs}): the first value that differs is {what}{where}"
         f"{fn_name} gives {_preview(theirs_v)}; the generated code ({df.name}) gives "
-        f"{_preview(ours_v)}.\ngradlab reads this line with another meaning than your framework "
+        f"{_preview(ours_v)}{_precision_lost(theirs_v, ours_v)}.\ngradlab reads this line with another meaning than your framework "
         f"gives it, so its gradient would be wrong. Write the line another way (NumPy's "
         f"spelling, explicit arguments), or pass check=False to gradlab.grad to take the "
         f"gradient of what the generated code computes", filename, lineno, line, name)
+
+
+def _precision_lost(theirs: Any, ours: Any) -> str:
+    """Names the dtypes when the generated code computed in a narrower float than the function
+    (an int tensor times a Python float is float32 on torch, float64 in NumPy)."""
+    mine, yours = _dtype_name(ours), _dtype_name(theirs)
+    if mine.startswith("float") and yours.startswith("float") and mine != yours:
+        return f" (in {mine}, where your function computes in {yours})"
+    return ""
+
+
+def _dtype_name(value: Any) -> str:
+    if isinstance(value, float):
+        return "float64"
+    return str(getattr(value, "dtype", "")).rpartition(".")[2].rstrip("'>")
 
 
 def _describe(value: Any) -> str:
@@ -242,7 +257,7 @@ def _preview(value: Any) -> str:
     if arr is None:
         return repr(value)[:80]
     if arr.ndim == 0:
-        return f"{arr.item():.6g}"
+        return f"{arr.item():.10g}"
     flat = arr.ravel()
     text = ", ".join(f"{v:.4g}" for v in flat[:4])
     return f"shape {arr.shape} [{text}{', ...' if flat.size > 4 else ''}]"

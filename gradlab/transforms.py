@@ -23,7 +23,8 @@ from .calls import several_outputs
 from .codegen import ir
 from .codegen.emit import Source, compile_source
 from .codegen.inplace import functional_updates, has_updates_in_place
-from .codegen.ranks import Signature
+from .codegen.ranks import Signature, scalar_result
+from .codegen.shapes import vector_facts
 from .codegen.program import Program, Unit, compile_program, normalize_function, \
     written_dialect
 from .errors import GradlabError
@@ -66,6 +67,8 @@ class Transform:
         self.follows_inputs = written_dialect(fn) is None
         self.dialect_sensitive = False
         self.variants: dict[tuple[frozenset[str], str, Signature | None], Variant] = {}
+        #: the variants' lean twins (see lean_factory), None where there is none
+        self.leans: dict[tuple[frozenset[str], str, Signature | None], Any] = {}
         self.checked: set[tuple[type, ...]] = set()      # see GeneratedFunction._checked
         self.unchecked: dict[tuple[type, ...], str] = {}
         self.outputs: SeveralOutputs | None = None
@@ -77,12 +80,45 @@ class Transform:
         self.main = in_either_dialect(self, fn)
         self.seconds = time.perf_counter() - start
 
+    def _dialect(self, dialect: str | None) -> str:
+        return dialect if dialect is not None and self.dialect_sensitive and \
+            self.follows_inputs else self.dialect
+
+    def lean_factory(self, scalars: frozenset[str], fn: Any, dialect: str | None = None,
+                     signature: Signature | None = None) -> Callable[..., dict[str, Any]] | None:
+        """The variant's code without what computes only the function's value, compiled (or
+        None: nothing to leave out, or the value's shape is not sure). A ``grad`` call after
+        the first (whose value the guard compared) needs no value once the code proves it a
+        scalar for these inputs (:func:`gradlab.codegen.ranks.scalar_result`): then the
+        seed 1.0 has its shape, and W6's loop skips its cost ``c`` (bench/HISTORY.md). The
+        panel shows the variant, which computes both: this is the same text, optimized with
+        the value not kept."""
+        variant = self.variant(scalars, fn, dialect, signature)
+        key = (scalars, self._dialect(dialect), signature)
+        if key in self.leans:
+            return self.leans[key]
+        made = None
+        unit = normalize_function(fn, self._dialect(dialect))
+        numbers, vectors = vector_facts(scalars)
+        if self.optimized and self.checkpoint is None and scalar_result(unit.ir, signature,
+                                                                        numbers, vectors):
+            program = Program(unit, optimized=True, dialect=self._dialect(dialect))
+            gradient = program.gradient(list(self.wrt), scalars, signature, keep_value=False)
+            text = program.source().text
+            shown = variant.source.text
+            if shown.startswith("# specialised"):
+                shown = shown.split("\n", 1)[1]
+            if text != shown and set(program.free) <= set(variant.free):
+                made = compile_source(text, fn.__globals__, variant.free, gradient.name,
+                                      transform=also_return(gradient.name, None))[0]
+        self.leans[key] = made
+        return made
+
     def variant(self, scalars: frozenset[str], fn: Any, dialect: str | None = None,
                 signature: Signature | None = None) -> Variant:
         """The variant for these inputs; one for a ``signature`` whose text is the generic
         one's is that generic variant itself."""
-        dialect = dialect if dialect is not None and self.dialect_sensitive and \
-            self.follows_inputs else self.dialect
+        dialect = self._dialect(dialect)
         hit = self.variants.get((scalars, dialect, signature))
         if hit is None:
             generic = self.variant(scalars, fn, dialect) if signature is not None else None

@@ -140,6 +140,25 @@ def test_float32_inputs_compare_at_float32_precision():
     np.testing.assert_allclose(g.sum(), 1.0, rtol=1e-4)
 
 
+def squashed_flag(x):
+    finite = np.isfinite(float(x[0]))
+    y = np.arccos(finite / (1.0 + finite ** 2) ** 0.5 * 0.9)
+    return y
+
+
+def test_a_float32_detour_in_a_float64_function_is_a_mismatch():
+    """On torch, ``finite ** 2`` of a bool is an int64 tensor, and an int tensor plus 1.0 is
+    torch's default float32 (NumPy: float64): a value off by 1e-7 relatively, which the guard
+    compares in the function's own precision (float64: 1e-9), not in the generated code's."""
+    require("torch")
+    import torch
+    with pytest.raises(gradlab.ForwardMismatchError) as info:
+        gradlab.grad(squashed_flag)(torch.tensor([0.5, 1.0, 2.0], dtype=torch.float64))
+    assert info.value.name == "y"
+    assert "in float32, where your function computes in float64" in str(info.value)
+    assert gradlab.grad(squashed_flag)(np.array([0.5, 1.0, 2.0])).tolist() == [0.0, 0.0, 0.0]
+
+
 def test_inputs_the_function_changes_are_copied():
     def logs(x, log):
         log.append(1.0)

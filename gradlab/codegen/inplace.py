@@ -60,6 +60,64 @@ def update_in_place(fn: gast.FunctionDef) -> None:
             block[i] = gast.AugAssign(target=target, op=gast.Add(), value=value)
 
 
+def store_first_writes(fn: gast.FunctionDef) -> None:
+    """Write ``du[t] += du_t`` as ``du[t] = du_t`` where each entry is written once into new
+    zeros: the buffer is made by ``gl.zeros_like`` in the loop's block, nothing between reads
+    or writes it, the loop runs over ``range(n)`` or ``reversed(range(n))`` (one argument: no
+    negative index names an entry twice), and that statement is the only one of the loop
+    that names the buffer or assigns ``t``. NumPy's ``du[t] += v`` reads the entry, adds and
+    writes it back; a store is what the hand-written gradient does (W6, bench/HISTORY.md)."""
+    for block in _blocks(fn):
+        for i, loop in enumerate(block):
+            counter = _single_range_counter(loop)
+            if counter is None:
+                continue
+            updates = [s for s in loop.body if isinstance(s, gast.AugAssign)
+                       and isinstance(s.op, gast.Add) and isinstance(s.target, gast.Subscript)
+                       and isinstance(s.target.value, gast.Name)
+                       and isinstance(s.target.slice, gast.Name) and s.target.slice.id == counter]
+            for s in updates:
+                d = s.target.value.id
+                in_loop = [n for n in trees.walk(loop) if isinstance(n, gast.Name) and n.id == d]
+                if len(in_loop) != 1 or _stores(loop.body, counter) or not _zeros_before(
+                        block, i, d):
+                    continue
+                s_index = loop.body.index(s)
+                loop.body[s_index] = gast.Assign(targets=[s.target], value=s.value,
+                                                 type_comment=None)
+
+
+def _single_range_counter(loop: gast.stmt) -> str | None:
+    """``t`` of ``for t in range(n)`` or ``for t in reversed(range(n))``."""
+    if not (isinstance(loop, gast.For) and isinstance(loop.target, gast.Name)) or loop.orelse:
+        return None
+    it = loop.iter
+    if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and it.func.id == (
+            "reversed") and len(it.args) == 1:
+        it = it.args[0]
+    if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and it.func.id == (
+            "range") and len(it.args) == 1 and not it.keywords:
+        return loop.target.id
+    return None
+
+
+def _stores(body: list[gast.stmt], name: str) -> bool:
+    return any(isinstance(n, gast.Name) and n.id == name and not isinstance(n.ctx, gast.Load)
+               for s in body for n in trees.walk(s))
+
+
+def _zeros_before(block: list[gast.stmt], i: int, d: str) -> bool:
+    """``d = gl.zeros_like(...)`` earlier in ``block``, and no statement between names ``d``."""
+    for s in reversed(block[:i]):
+        if isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(
+                s.targets[0], gast.Name) and s.targets[0].id == d:
+            return _is_gl_call(s.value, "zeros_like") and not any(
+                isinstance(n, gast.Name) and n.id == d for n in trees.walk(s.value))
+        if any(isinstance(n, gast.Name) and n.id == d for n in trees.walk(s)):
+            return False
+    return False
+
+
 def _blocks(node: gast.AST) -> list[list[gast.stmt]]:
     out = []
     for n in trees.walk(node):
@@ -224,6 +282,25 @@ def _is_slice(e: Any, ints: set[str]) -> bool:
 
 # --- the same text for frameworks whose arrays do not change --------------------------------------
 class _Functional(ast.NodeTransformer):
+    def __init__(self, buffers: set[str]) -> None:
+        self.buffers = buffers      # the names made by gl.zeros_like: arrays, not lists
+
+    def visit_Assign(self, node: ast.Assign) -> Any:
+        """``du[t] = du_t`` (see :func:`store_first_writes`) as
+        ``du = gl.index_update(du, t, du_t)``."""
+        target = node.targets[0]
+        if not (len(node.targets) == 1 and isinstance(target, ast.Subscript)
+                and isinstance(target.value, ast.Name) and target.value.id in self.buffers):
+            return node
+        d = target.value.id
+        update = ast.Assign(
+            targets=[ast.Name(d, ast.Store())],
+            value=ast.Call(func=ast.Attribute(ast.Name("gl", ast.Load()), "index_update",
+                                              ast.Load()),
+                           args=[ast.Name(d, ast.Load()), _index_value(target.slice),
+                                 node.value], keywords=[]))
+        return ast.copy_location(update, node)
+
     def visit_AugAssign(self, node: ast.AugAssign) -> Any:
         if not (isinstance(node.target, ast.Subscript) and isinstance(node.op, ast.Add)
                 and isinstance(node.target.value, ast.Name)):
@@ -253,12 +330,24 @@ def _index_value(index: ast.expr) -> ast.expr:
 
 
 def functional_updates(tree: ast.Module) -> None:
-    """Write each ``d[i] += v`` of ``tree`` as ``d = gl.index_add(d, i, v)``, on its line."""
-    _Functional().visit(tree)
+    """Write each ``d[i] += v`` of ``tree`` as ``d = gl.index_add(d, i, v)``, and each
+    ``d[i] = v`` into a buffer of zeros as ``d = gl.index_update(d, i, v)``, on its line."""
+    _Functional(_zeros_buffers(tree)).visit(tree)
     ast.fix_missing_locations(tree)
+
+
+def _zeros_buffers(tree: ast.AST) -> set[str]:
+    return {n.targets[0].id for n in ast.walk(tree) if isinstance(n, ast.Assign)
+            and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
+            and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Attribute)
+            and n.value.func.attr == "zeros_like"}
 
 
 def has_updates_in_place(text: str) -> bool:
     """Whether generated text holds an update in place (then it needs a functional twin)."""
-    return any(isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Subscript)
-               for n in ast.walk(ast.parse(text)))
+    tree = ast.parse(text)
+    buffers = _zeros_buffers(tree)
+    return any(isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Subscript) or
+               isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Subscript)
+               and isinstance(n.targets[0].value, ast.Name) and n.targets[0].value.id in buffers
+               for n in ast.walk(tree))

@@ -33,6 +33,12 @@ def value_params(prim: str) -> tuple[str, ...]:
 
 #: Operators that compute with a boolean operand as a number.
 _ARITHMETIC = {"add", "subtract", "multiply", "divide", "power"}
+#: Functions whose result is a boolean when their first operand is one (NumPy's ``abs``, ``real``
+#: and the shape functions of a bool array are bool arrays): ``abs(mask) * 1.0`` still needs the
+#: cast that TensorFlow's and torch's arithmetic need.
+KEEPS_BOOLEANS = frozenset({"abs", "real", "conj", "reshape", "squeeze", "transpose", "flatten",
+                            "expand_dims", "getitem", "copy", "matrix_transpose", "atleast_1d",
+                            "broadcast_to"})
 
 _BINOPS = {gast.Add: "add", gast.Sub: "subtract", gast.Mult: "multiply", gast.Div: "divide",
            gast.Pow: "power", gast.MatMult: "matmul", gast.FloorDiv: "floor_divide",
@@ -454,7 +460,8 @@ class Normalizer:
             self.lists.add(target)
         else:
             self.lists.discard(target)
-        boolean = (op.kind is OpKind.PRIM and NONDIFFERENTIABLE.get(op.prim) == BOOLEAN) or (
+        boolean = (op.kind is OpKind.PRIM and (NONDIFFERENTIABLE.get(op.prim) == BOOLEAN or (
+            op.prim in KEEPS_BOOLEANS and self._boolean(op.args[0])))) or (
             op.kind is OpKind.STATIC and self._boolean(op.node)) or (  # type: ignore[arg-type]
             copied and op.args[0] in self.booleans)
         if boolean:

@@ -44,6 +44,8 @@ def optimize(fn: gast.FunctionDef, keep: set[str], user_names: set[str],
         changed |= _drop_where(names, lambda b, i: _fold_local_negation(b, i, names,
                                                                         user_names))
         changed |= _drop_where(names, lambda b, i: _is_dead(b[i], names, keep))
+        faint = _faint_assignments(names, keep)
+        changed |= _drop_where(names, lambda b, i: id(b[i]) in faint)
         if not changed:
             break
     _drop_dangling_comments(fn.body)
@@ -59,6 +61,7 @@ class _Names:
         self.loads: dict[str, list[gast.Name]] = {}
         self.stores: dict[str, int] = {}
         self.blocks: list[list[gast.stmt]] = []
+        self.function = fn
         for n in trees.walk(fn):
             if isinstance(n, gast.Name):
                 if isinstance(n.ctx, gast.Load):
@@ -157,6 +160,73 @@ def _is_dead(s: gast.stmt, names: _Names, keep: set[str]) -> bool:
     if not targets or targets & keep or any(names.load_count(n) for n in targets):
         return False
     return not _has_effect(s.value)
+
+
+class _Unanalysed(Exception):
+    """A statement the liveness pass does not follow (``break``, ``try``, a nested ``def``...):
+    then it removes nothing."""
+
+
+def _reads(node: Any) -> set[str]:
+    parts = node if isinstance(node, list) else [node]
+    return {n.id for part in parts if isinstance(part, gast.AST) for n in trees.walk(part)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+
+
+def _faint_assignments(names: _Names, keep: set[str]) -> set[int]:
+    """The assignments (by ``id``) whose values nothing needs, by a liveness pass that follows
+    the control flow: ``c = c + u_t * u_t`` in a loop whose ``c`` is never returned (a
+    loop's accumulator reads itself, so its name is never unread), or a forward-pass value
+    whose name the backward pass assigns again before reading it. What is read by a return, a
+    push, a condition, an update in place or a call that may have an effect is needed, and so
+    is what ``keep`` names at the end. Code with ``break``, ``try`` or a nested ``def`` loses
+    nothing."""
+    fn = names.function
+    dead: set[int] = set()
+    try:
+        _live_before(fn.body, set(keep), dead, record=True)
+    except _Unanalysed:
+        return set()
+    return dead
+
+
+def _live_before(block: list[gast.stmt], live: set[str], dead: set[int], record: bool
+                 ) -> set[str]:
+    for s in reversed(block):
+        live = _live_before_one(s, live, dead, record)
+    return live
+
+
+def _live_before_one(s: gast.stmt, live: set[str], dead: set[int], record: bool) -> set[str]:
+    if isinstance(s, gast.Assign):
+        targets = _target_names(s.targets[0]) if len(s.targets) == 1 else None
+        if targets is not None and not _has_effect(s.value):
+            if not targets & live:
+                if record:
+                    dead.add(id(s))
+                return live
+            return (live - targets) | _reads(s.value)
+        return live | _reads(s)
+    if isinstance(s, gast.AugAssign):       # ``x += v`` reads ``x`` too
+        return live | _reads(s) | (_target_names(s.target) or set())
+    if isinstance(s, (gast.Expr, gast.Pass, gast.Return)):   # (what ``keep`` names stays)
+        return live | _reads(s)
+    if isinstance(s, gast.If):
+        return _reads(s.test) | _live_before(s.body, live, dead, record) | _live_before(
+            s.orelse, live, dead, record)
+    if isinstance(s, (gast.For, gast.While)) and not s.orelse:
+        target = _target_names(s.target) or set() if isinstance(s, gast.For) else set()
+        header = _reads(s.iter) if isinstance(s, gast.For) else _reads(s.test)
+        head = set(live) | (header if isinstance(s, gast.While) else set())
+        while True:           # live at the loop's head: after the loop, or before the body
+            body = _live_before(s.body, head, dead, False) - target
+            grown = head | body | (header if isinstance(s, gast.While) else set())
+            if grown == head:
+                break
+            head = grown
+        _live_before(s.body, head, dead, record)
+        return head | header
+    raise _Unanalysed(type(s).__name__)
 
 
 def _target_names(target: gast.expr) -> set[str] | None:

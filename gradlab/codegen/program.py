@@ -40,7 +40,7 @@ from .naming import Names
 from .nested import lift_nested_functions
 from .normalize import Normalizer, assigned_names
 from .inline import inline_temporaries
-from .inplace import update_in_place
+from .inplace import store_first_writes, update_in_place
 from .optimize import optimize
 from .parse import ParsedFunction, is_generated, parse_function
 from .prepare import NeedsOwnName, Prepared, prepare
@@ -315,11 +315,12 @@ class Program:
         return indexed_parameters(self.main.ir)
 
     def gradient(self, wrt: list[str], scalars: frozenset[str] = frozenset(),
-                 signature: Signature | None = None) -> Gradient:
+                 signature: Signature | None = None, keep_value: bool = True) -> Gradient:
         """The gradient of the main function (shown first), for inputs whose parameters in
         ``scalars`` are Python numbers (and, marked ``u:ndim=1``, 1-d arrays); ``signature``:
         the shapes a call showed, for the variant written as a textbook writes it (see
-        :mod:`.textbook`)."""
+        :mod:`.textbook`). ``keep_value=False``: the function's value is not kept, so what
+        computes only the value goes too (the lean twin of :mod:`gradlab.transforms`)."""
         unit = self.main
         fname = self.reserve("d" + unit.ir.name + "".join(f"_d{n}" for n in shown_names(
             unit.fn, wrt)))
@@ -339,11 +340,13 @@ class Program:
             # a caller passes it by.
             builder.adjoints[builder.fn.result] = builder.names.fresh("seed")
         fn_def = builder.build()                                            # differentiate
-        self.add(fn_def, unit, {builder.value_name}, builder.classes, builder.stacks.values())
+        keep = {builder.value_name} if keep_value else set()
+        self.add(fn_def, unit, keep, builder.classes, builder.stacks.values())
         if textbook is not None:
             fill_spreads(fn_def, textbook)
         update_in_place(fn_def)
-        self.inline(fn_def, unit, {builder.value_name})
+        store_first_writes(fn_def)
+        self.inline(fn_def, unit, keep)
         self.defs.insert(0, self.defs.pop())   # the gradient first, helpers after
         return Gradient(fname, builder.seed, builder.value_name)
 

@@ -173,6 +173,22 @@ def infer_shapes(fn: ir.Function, signature: Signature) -> dict[str, Shape]:
     return {k: v for k, v in state.items() if isinstance(v, tuple)}
 
 
+def scalar_result(fn: ir.Function, signature: Signature | None, numbers: set[str],
+                  vectors: set[str]) -> bool:
+    """Whether ``fn`` returns a 0-d value on every call of ``signature`` whose parameters in
+    ``numbers`` are Python numbers and in ``vectors`` 1-d arrays: then a gradient's caller need
+    not look at the value to know that the seed 1.0 has the output's shape (see
+    ``Transform.lean_factory``). Sure or False, as :func:`infer_shapes`."""
+    known = dict(signature.known()) if signature is not None else {}
+    for p in numbers:
+        known[p] = ()
+    for p in vectors:
+        known.setdefault(p, (f"len_{p}",))
+    params = tuple(fn.params)
+    facts = Signature(tuple(known.get(p) for p in params), params)
+    return infer_shapes(fn, facts).get(fn.result) == ()
+
+
 def _shape_of(op: ir.Op, state: dict[str, Any], ints: set[str], assigned: set[str]) -> Any:
     """The result's shape (None: unknown; _UNSEEN: an operand not assigned yet)."""
     def of(a: Any) -> Any:

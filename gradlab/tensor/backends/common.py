@@ -74,6 +74,8 @@ def logsumexp_shift(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
     if 0 in tuple(gl.shape(x)):
         return gl.sum(gl.zeros_like(x), axis=axis, keepdims=keepdims)
     m = gl.stop_gradient(gl.max(x, axis=axis, keepdims=keepdims))
+    if not any(kind in str(m.dtype) for kind in ("float", "complex")):
+        return gl.astype(m, gl.dtype(1.0))  # of bools or ints: NumPy's float64 (bool - bool fails)
     return gl.where(gl.isfinite(m), m, gl.zeros_like(m))
 
 

@@ -138,6 +138,8 @@ def logsumexp_shift(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
     if a.size == 0:
         return _add_reduce(np.zeros_like(a), axis, keepdims=keepdims)
     m = _max_reduce(a, axis, keepdims=keepdims)
+    if a.dtype.kind in "biu":        # of bools or ints: float64, as scipy's (bool - bool fails)
+        return np.asarray(m, np.float64) if keepdims or axis is not None else np.float64(m)
     finite = np.isfinite(m)
     if finite.all():
         return m

@@ -89,7 +89,13 @@ floor_divide, mod = tf.math.floordiv, tf.math.floormod
 where = tf.where
 
 
-real, imag = tf.math.real, tf.math.imag
+imag = tf.math.imag
+
+
+def real(x: Any) -> Any:
+    """NumPy's: a real, int or bool tensor is its own real part (TensorFlow refuses bools)."""
+    x = _t(x)
+    return tf.math.real(x) if x.dtype.is_complex else x
 
 
 def conj(x: Any) -> Any:

@@ -123,8 +123,12 @@ def _promoted(x: Any, y: Any) -> tuple[Any, Any]:
 def matmul(x: Any, y: Any) -> Any:
     try:
         return torch.matmul(x, y)
-    except RuntimeError:
-        if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) and x.dtype != y.dtype:
+    except (RuntimeError, NotImplementedError):
+        if not (isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor)):
+            raise
+        if x.dtype == y.dtype == torch.bool:    # NumPy's: any(x[i, k] and y[k, j])
+            return torch.matmul(x.to(torch.int64), y.to(torch.int64)) != 0
+        if x.dtype != y.dtype:
             return torch.matmul(*_promoted(x, y))
         raise
 
