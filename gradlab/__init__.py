@@ -14,6 +14,7 @@ from .extend import adjoint, nondifferentiable, tangent_rule
 
 _LAZY = {"exercise": "workbench.exercises", "graph": "workbench.graphs",
          "gradient_norms": "workbench.health", "plot_gradient_norms": "workbench.health",
+         "parameter_norms": "workbench.health", "plot_parameter_norms": "workbench.health",
          "step": "workbench.stepping", "trace": "workbench.tracing", "measure": "workbench.timing",
          "ForwardMismatchError": "guard"}
 
@@ -43,7 +44,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "EditError", "ForwardMismatchError", "adjoint", "diff", "exercise", "gradient_norms", "graph",
-    "measure", "plot_gradient_norms", "show", "step", "nondifferentiable", "recompile", "tangent_rule", "trace",
+    "measure", "parameter_norms", "plot_gradient_norms", "plot_parameter_norms", "show", "step", "nondifferentiable", "recompile", "tangent_rule", "trace",
     "BackendError", "GradlabError", "GradlabSyntaxError", "NoRuleError", "bfloat16", "bool_",
     "complex64", "complex128", "float16", "float32", "float64", "grad", "hvp", "insert_grad_of", "jvp",
     "int8", "int16", "int32", "int64", "stop_gradient", "uint8", "value_and_grad",

@@ -41,7 +41,11 @@ _CODES_LIMIT = 256
 
 # --- what is a container, and its structure ------------------------------------------------------
 def _is_record(value: Any) -> str | None:
-    """'namedtuple' or 'dataclass' for an instance of one, else None."""
+    """'namedtuple' or 'dataclass' for an instance of one, else None. A callable one is a
+    model, not a container: an Equinox or Flax module is a dataclass the function calls
+    (``model(x)``), run by the framework's autodiff as one call (see codegen/opaque.py)."""
+    if callable(value):
+        return None
     if isinstance(value, tuple) and hasattr(type(value), "_fields"):
         return "namedtuple"
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -299,6 +303,16 @@ class ContainerCalls:
         flat = [leaf for v, s in zip(values, structures) for leaf in leaves_of(v, s)]
         return spec, flat
 
+    def specialisations(self) -> list[tuple[Any, Specialised]]:
+        """The structures specialised so far (their keys) and what each runs: where an edit
+        of the code shown for one of them finds the code it edits."""
+        return list(self._specialised.items())
+
+    def install(self, key: Any, spec: Specialised) -> None:
+        """Run ``spec`` for calls whose arguments have the structures ``key`` (an edit of
+        their code, see gradlab.workbench.leafcalls)."""
+        self._specialised[key] = spec
+
     def _specialise(self, structures: list[Any], values: list[Any]) -> Specialised:
         code = self.fn.__code__
         taken = set(code.co_varnames) | set(code.co_names) | set(code.co_freevars) | set(
@@ -473,6 +487,8 @@ class ForContainersOnly:
         self.fn, self.wrt, self.many, self.mode = calls.fn, calls.wrt, calls.many, calls.mode
         self.params = calls.params
         self.__name__ = f"d{calls.fn.__name__}"
+        #: its name in the panel's header (the code a call runs has its own: source_for)
+        self.name = self.__name__
 
     @property
     def source(self) -> str:
@@ -485,6 +501,12 @@ class ForContainersOnly:
             raise self.error
         return self.calls.source_for(args[:-1] if self.mode in ("jvp", "hvp") else args,
                                      kwargs)
+
+    def saved_for(self, *args: Any, **kwargs: Any) -> Any:
+        """What the code for these container arguments' leaves saves for its backward pass
+        (see GeneratedFunction.saved_for)."""
+        spec, flat = self.calls.specialised(self.calls.bind(args, kwargs))
+        return spec.inner.saved_for(*flat)
 
     def __repr__(self) -> str:
         return f"<gradlab {self.mode} of {self.fn.__qualname__}, for container arguments>"

@@ -364,3 +364,24 @@ def test_only_container_reads_defer_the_error_for_arrays():
     assert not may_take_containers(sets_an_attribute)
     with pytest.raises(gradlab.GradlabSyntaxError, match="attributes"):
         gradlab.grad(sets_an_attribute)
+
+
+def test_a_callable_dataclass_is_a_model_not_a_container():
+    """An Equinox or Flax module is a dataclass the function calls: it is run as one call
+    (the framework differentiates it), not read as a container of its fields."""
+    from dataclasses import dataclass
+
+    from gradlab.pytrees import is_container
+
+    @dataclass
+    class Record:
+        W: object
+
+    @dataclass
+    class Module:
+        W: object
+
+        def __call__(self, x):
+            return x @ self.W
+    assert is_container(Record(np.eye(2))) and not is_container(Module(np.eye(2)))
+    assert is_container({"model": Module(np.eye(2))})

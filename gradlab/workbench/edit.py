@@ -12,6 +12,7 @@ import difflib
 from typing import Any
 
 from ..errors import GradlabError
+from .leafcalls import EditedContainers, specialisation_for
 
 
 class EditError(GradlabError):
@@ -127,10 +128,16 @@ def _gl_names() -> set[str]:
 
 
 def recompile(source: str, like: Any) -> Any:
-    """A callable from edited backward code, with ``like``'s calling convention."""
+    """A callable from edited backward code, with ``like``'s calling convention. The code a
+    call with container arguments runs (``like.source_for(params, x)``, whose parameters are
+    the containers' leaves) compiles to a callable taking those containers (see
+    :class:`~gradlab.workbench.leafcalls.EditedContainers`)."""
     from ..api import GradientFunction, JVPFunction
     from ..transforms import also_return, functional_twin
     from ..codegen.emit import compile_source, to_source
+    for_containers = _edit_for_containers(source, like)
+    if for_containers is not None:
+        return for_containers
     main = validate(source, like)
     value = getattr(like, "value_name", None)
     assigned = {n.id for n in ast.walk(main) if isinstance(n, ast.Name)
@@ -158,6 +165,22 @@ def recompile(source: str, like: Any) -> Any:
     if renamed is not None:      # the edit named the seed its own way: pass it by that name
         out.seed_name = renamed[0]
     return out
+
+
+def _edit_for_containers(source: str, like: Any) -> Any | None:
+    """An edit of the code for container arguments' leaves, compiled as an edit of that code
+    and run for calls with those containers; None where the edit is not one (its parameters
+    are no leaves ``like`` has specialised code for)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None                    # validate says where
+    for fn in (n for n in tree.body if isinstance(n, ast.FunctionDef)):
+        found = specialisation_for(like, [a.arg for a in fn.args.posonlyargs + fn.args.args])
+        if found is not None:
+            key, spec = found
+            return EditedContainers(like, key, spec, recompile(source, like=spec.inner))
+    return None
 
 
 class _EditedTransform:

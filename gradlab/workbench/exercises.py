@@ -19,6 +19,9 @@ import numpy as np
 from ..tensor.convert import to_float64_numpy
 from .edit import EditError, recompile
 from ..errors import GradlabError
+from ..pytrees import has_containers
+from ..tensor import convert
+from .leafcalls import tree_map
 from .tracing import trace
 
 BACKWARD = "# ── backward ──"
@@ -43,31 +46,24 @@ class Exercise:
         self.seed = seed
         self.backend = backend
         self.revealed = False
-        self.starter = starter_code(df.source, getattr(df, "seed_name", None))
+        #: container examples (a params dict): the code is the one for their leaves
+        self.containers = has_containers(examples)
+        shown = df.source_for(*examples) if self.containers else df.source
+        self.starter = starter_code(shown, getattr(df, "seed_name", None))
 
     def solution(self) -> str:
         """gradlab's backward pass: the code for the examples' shapes (the shapes every
         check draws its inputs with), as a teacher writes it."""
         self.revealed = True
-        if getattr(self.df, "_specializes", False):
+        if getattr(self.df, "_specializes", False) or self.containers:
             return self.df.source_for(*self.examples)  # type: ignore[no-any-return]
         return self.df.source  # type: ignore[no-any-return]
 
     def inputs(self, trial: int) -> tuple[Any, ...]:
         rng = np.random.default_rng(self.seed + trial)
         out: list[Any] = []
-        for example in self.examples:
-            if isinstance(example, (int, bool)) or example is None:
-                out.append(example)
-            elif isinstance(example, float):
-                out.append(float(rng.normal()))
-            else:
-                arr = np.asarray(to_float64_numpy(example))
-                noisy = rng.normal(size=arr.shape) * 0.5 + (arr if trial == 0 else 0.0)
-                out.append(noisy.astype(arr.dtype) if arr.dtype.kind == "f" else arr)
-        if self.backend != "numpy":
-            from ..tensor import convert
-            out = [convert(a, self.backend) if hasattr(a, "shape") else a for a in out]
+        for example in self.examples:      # (each array of a container drawn the same way)
+            out.append(tree_map(lambda leaf: _drawn(leaf, rng, trial, self.backend), example))
         return tuple(out)
 
     def seed_for(self, trial: int, args: tuple[Any, ...]) -> Any:
@@ -109,17 +105,32 @@ class Exercise:
                              f"with a seed of 1 and with random seeds")
 
 
+def _drawn(example: Any, rng: Any, trial: int, backend: str) -> Any:
+    """A random input like ``example``: numbers of its shape and dtype (near it in the first
+    trial), in ``backend``'s arrays; integers, flags and None kept."""
+    if isinstance(example, (int, bool)) or example is None:
+        return example
+    if isinstance(example, float):
+        return float(rng.normal())
+    arr = np.asarray(to_float64_numpy(example))
+    noisy = rng.normal(size=arr.shape) * 0.5 + (arr if trial == 0 else 0.0)
+    drawn = noisy.astype(arr.dtype) if arr.dtype.kind == "f" else arr
+    return convert(drawn, backend) if backend != "numpy" else drawn
+
+
 def starter_code(source: str, seed: str | None = None) -> str:
     """The generated function with its backward code removed, the comments kept as an outline."""
     head, sep, tail = source.partition(BACKWARD)
     if not sep:
         return source
     main, _, helpers = tail.partition("\ndef ")
-    outline = []
-    returned = ""
+    outline, after = [], []       # after: comments below the function (how a container
+    returned = ""                 # call gives its gradients back), kept below it
     for line in main.splitlines()[1:]:
         stripped = line.strip()
-        if stripped.startswith("#"):
+        if line.startswith("#"):
+            after.append(line)
+        elif stripped.startswith("#"):
             outline.append(line)
         elif stripped.startswith("return "):
             returned = line
@@ -127,7 +138,8 @@ def starter_code(source: str, seed: str | None = None) -> str:
     hint = "    # your code: one block per comment, each gradient named d<variable>"
     if seed:
         hint += f"\n    # (start from {seed}, the gradient flowing into the output)"
-    text = f"{head}{BACKWARD}\n{hint}\n{body}\n{returned}\n"
+    text = f"{head}{BACKWARD}\n{hint}\n{body}\n{returned}\n" + "".join(
+        f"{line}\n" for line in after)
     if helpers:
         text += "\n\ndef " + helpers
     return text

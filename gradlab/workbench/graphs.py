@@ -71,7 +71,9 @@ class Graph:
         self._defined.add(name)
         label = [html.escape(name)]
         v = self.values.get(name)
-        if v is not None:
+        if v is not None and v.dtype == "dict":     # a model's parameters: their count
+            label.append(f"{html.escape(v.head)} |·|={v.norm:.3g}")
+        elif v is not None:
             label.append(f"{v.shape} |·|={v.norm:.3g}" if v.shape not in ((), (1,))
                          else html.escape(v.preview.strip("[]")))
         d = self.gradients.get(f"d{name}") if self.show_gradients else None
@@ -264,7 +266,9 @@ def graph(df_or_fn: Any, *args: Any, highlight: str | None = None,
     """The computation graph of a function (or of the function a gradient was made from),
     annotated with values and gradients when ``args`` are given (or a trace ``report``)."""
     fn = getattr(df_or_fn, "fn", df_or_fn)
-    if report is None and args and hasattr(df_or_fn, "_transform"):
+    if report is None and args and hasattr(df_or_fn, "mode"):
         from .tracing import trace
         report = trace(df_or_fn)(*args)
+    if getattr(report, "fn", None) is not None:
+        fn = report.fn     # container arguments: the function of their leaves ran
     return Graph(fn, report, highlight, show_gradients, id_prefix)

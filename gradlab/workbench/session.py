@@ -18,7 +18,10 @@ from ..errors import GradlabError
 from ..codegen.opaque import model_framework
 from ..pytrees import has_containers
 from ..tensor import available_devices, convert, frameworks, installed_frameworks
+from ..tensor.detect import common_framework
 from ..tensor.registry import get as get_backend
+from .health import is_parameter_tree, named_leaves, parameter_norms
+from .leafcalls import leaf_call, tree_map
 from .timing import Timing, format_ms, measure
 
 
@@ -38,6 +41,9 @@ class RunResult:
     #: with ``'all'``: the largest difference from the first framework's gradient
     difference: float | None = None
     names: tuple[str, ...] = ()   # the gradients' names (dW, db...)
+    #: what each gradient is taken with respect to, where a model (a Keras model names the
+    #: entries of its gradient's list)
+    models: tuple[Any, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -62,7 +68,11 @@ class RunResult:
         parts = [f"value {_preview(self.value)}"] if self.value is not None else []
         grads = self.gradients if isinstance(self.gradients, tuple) else (self.gradients,)
         names = self.names if len(self.names) == len(grads) else ("",) * len(grads)
-        for name, g in zip(names, grads):
+        models = self.models if len(self.models) == len(grads) else (None,) * len(grads)
+        for name, g, model in zip(names, grads, models):
+            if _per_parameter(g):
+                parts.extend(_parameter_lines(name, g, model))
+                continue
             dtype = getattr(g, "dtype", type(g).__name__)
             dtype = str(dtype).replace("torch.", "").replace("<dtype: '", "").rstrip("'>")
             label = f"gradient {name} " if name else "gradient "
@@ -77,6 +87,27 @@ class RunResult:
         if self.note:
             parts.append(f"note: {self.note}")
         return parts
+
+
+def _per_parameter(g: Any) -> bool:
+    """A gradient shown one line per parameter: a model's (a dict keyed like
+    ``named_parameters()``, Keras's list of its variables' gradients), a ``params`` dict's."""
+    if is_parameter_tree(g):
+        return True
+    return isinstance(g, (list, tuple)) and len({tuple(getattr(x, "shape", ())) for x in g}) > 1
+
+
+def _parameter_lines(name: str, g: Any, model: Any = None) -> list[str]:
+    """A gradient with respect to parameters as a table: each parameter's shape and the norm
+    of its gradient (which layer's gradient vanishes or explodes, what clipping would cut)."""
+    norms = parameter_norms(g, model)
+    shapes = dict(zip(norms, (tuple(np.shape(_numpy(leaf))) for _, leaf in named_leaves(g))))
+    width = max((len(n) for n in norms), default=0)
+    lines = [f"gradient {name} by parameter ({len(norms)}): shape, norm".replace("  ", " ")]
+    for n, norm in norms.items():
+        flag = "  NaN/Inf!" if not np.isfinite(norm) else ""
+        lines.append(f"  {n:{width}s}  {str(shapes.get(n, '')):12s} |·|={norm:.4g}{flag}")
+    return lines
 
 
 def _numpy(x: Any) -> Any:
@@ -138,6 +169,8 @@ class GradSession:
     def generated_source(self) -> str:
         """The generated code; once the session has arguments, the code specialised for
         their shapes (``dW = x.T @ dz``; its first line says so), which their run runs."""
+        if self.args is not None and has_containers(self.args):
+            return self.df.source_for(*self.args)  # type: ignore[no-any-return]
         if self.args is None or not getattr(self.df, "_specializes", False):
             return self.df.source  # type: ignore[no-any-return]
         try:
@@ -236,12 +269,8 @@ class GradSession:
             self.error = "no inputs: give them with --run \"ARGS\" or session.args = (...)"
             self._changed()
             return []
-        if has_containers(self.args):
-            self.error = CONTAINER_INPUTS
-            self._changed()
-            return []
         targets = self.frameworks() if framework == "all" else [framework]
-        native = model_framework(self.args)
+        native = model_framework(self.args) or _pytree_model_framework(self.args)
         if native is not None:     # a model runs on its own framework only
             targets = [native]
         results = []
@@ -292,20 +321,25 @@ class GradSession:
                 raise GradlabError(f"{framework} is not installed here")
             target_device = device_for(framework, device)
             inputs = tuple(_to(a, framework, target_device) for a in self.args)  # type: ignore[union-attr]
-            value_grads = _value_and_gradients(self.active)
-            original = _before_first_run(self.active, inputs)
-            (value, grads), timing = measure(lambda *a: value_grads(*a), inputs,
-                                             repeats=repeats)
-            _after_first_run(self.active, original, value, inputs)
-            result = RunResult(framework, timing.device, timing, value, grads,
-                               note=_output_note(self.active, value),
-                               shape_problems=_shape_problems(self.active, grads, inputs),
-                               names=tuple(f"d{w}" for w in getattr(self.active, "wrt", ())))
+            # container arguments: the code for their leaves runs on them (the gradients are
+            # given back in the arguments' structure)
+            leaves = leaf_call(self.active, inputs)
+            code, args = (leaves.df, leaves.args) if leaves is not None else (self.active, inputs)
+            value_grads = _value_and_gradients(code)
+            original = _before_first_run(code, args)
+            (value, grads), timing = measure(lambda *a: value_grads(*a), args, repeats=repeats)
+            _after_first_run(code, original, value, args)
+            problems = _shape_problems(code, grads, args)
+            result = RunResult(framework, timing.device, timing, value, grads if leaves is None
+                               else leaves.gradients(grads), note=_output_note(code, value),
+                               shape_problems=problems,
+                               names=tuple(f"d{w}" for w in getattr(self.active, "wrt", ())),
+                               models=_models(self.active, inputs))
             if not _finite(grads):   # the NaN hunt: say where it started
                 result.diagnosis = self._hunt_nan(inputs, NAN_HUNT_STEPS)
             if check and not result.shape_problems:
                 from .checking import check_gradient
-                result.check = check_gradient(self.df.fn, self.active, inputs)
+                result.check = check_gradient(code.fn, code, args)
             return result
         except KeyboardInterrupt:
             return RunResult(label, device, None, error="interrupted (the kernel is fine; the "
@@ -369,26 +403,17 @@ def _compare_with_first(results: list[RunResult]) -> None:
     first = results[0]
     if first.error:
         return
-    reference = first.gradients if isinstance(first.gradients, tuple) else (first.gradients,)
+    reference = [leaf for _, leaf in named_leaves(first.gradients)]
     for r in results:
         if r.error:
             continue
-        mine = r.gradients if isinstance(r.gradients, tuple) else (r.gradients,)
+        mine = [leaf for _, leaf in named_leaves(r.gradients)]
         try:
             r.difference = max((float(np.max(np.abs(
                 np.asarray(_numpy(a), dtype=np.float64) - np.asarray(_numpy(b), dtype=np.float64)),
                 initial=0.0)) for a, b in zip(mine, reference)), default=0.0)
         except (TypeError, ValueError):   # shapes that do not match: said elsewhere
             r.difference = None
-
-
-#: Why a run with container inputs is refused (their calls are specialised by the gradient
-#: itself, see gradlab.pytrees; the workbench runs the code of one function on arrays).
-CONTAINER_INPUTS = (
-    "the workbench runs a gradient's code on arrays, and an input here is a container (a dict, "
-    "namedtuple or dataclass): call the gradient itself, df(params, x), which gives the "
-    "gradients back in its structure (df.source_for(params, x) shows its code), or pass the "
-    "arrays as arguments of their own")
 
 
 #: The automatic search for the first NaN/Inf after a run records this many steps in full
@@ -440,8 +465,29 @@ def _output_note(df: Any, value: Any) -> str:
             f"output's gradient for another")
 
 
+def _pytree_model_framework(args: tuple[Any, ...]) -> str | None:
+    """The framework of a model of the user's own type whose arrays are its parameters (a
+    JAX callable pytree, as an Equinox module): it runs on its arrays' framework only."""
+    for a in args:
+        if callable(a) and not hasattr(a, "shape") and is_parameter_tree(a):
+            arrays = [leaf for _, leaf in named_leaves(a) if hasattr(leaf, "shape")]
+            if arrays:
+                return common_framework(arrays)
+    return None
+
+
+def _models(df: Any, inputs: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Per gradient, the model it is taken with respect to (None for other values)."""
+    params = list(getattr(df, "params", ()))
+    values = [inputs[params.index(w)] if w in params and params.index(w) < len(inputs) else None
+              for w in getattr(df, "wrt", ())]
+    return tuple(v if callable(v) and not hasattr(v, "shape") else None for v in values)
+
+
 def _finite(grads: Any) -> bool:
-    items = grads if isinstance(grads, tuple) else (grads,)
+    """Whether every gradient (each parameter's of a model's, each leaf of a container's) is
+    finite: the question that starts the NaN hunt."""
+    items = [leaf for _, leaf in named_leaves(grads)]
     try:
         return all(bool(np.all(np.isfinite(np.asarray(_numpy(g), dtype=np.float64))))
                    for g in items)
@@ -458,6 +504,8 @@ def _value_and_gradients(df: Any) -> Callable[..., Any]:
     def call(*args: Any) -> Any:
         impl, fw = df._select(args)
         value, grads = impl(*args)
+        if df.many and len(df.wrt) == 1:    # wrt=("x",), or a container of one array:
+            grads = (grads,)                # the code returns it bare, the call a tuple
         from ..api import conform_gradients
         return value, conform_gradients(grads, args, df, fw)
     return call
@@ -483,8 +531,12 @@ def device_for(framework: str, device: str) -> Any:
 
 
 def _to(value: Any, framework: str, device: Any) -> Any:
-    if isinstance(value, (int, float)) or value is None or model_framework([value]):
-        return value           # a model stays what it is (see model_framework)
+    if has_containers((value,)):     # a dict, namedtuple, dataclass: each array converted
+        return tree_map(lambda leaf: _to(leaf, framework, device), value)
+    if isinstance(value, (int, float)) or value is None or model_framework([value]) or (
+            callable(value) and not hasattr(value, "shape")):
+        return value           # a model stays what it is (see model_framework), a JAX
+                               # callable pytree of the user's own type too
     if isinstance(value, (list, tuple)) and value and not hasattr(value[0], "shape") and (
             not isinstance(value[0], (list, tuple))):
         value = np.asarray(value, dtype=np.float64)

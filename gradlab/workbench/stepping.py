@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .display import highlight_html, widgets_available
+from .leafcalls import leaf_call
 from .tracing import Step, TraceReport, Value, trace
 
 #: Arrays with at most this many entries show them all.
@@ -48,6 +49,10 @@ class Row:
 class Stepper:
     def __init__(self, df: Any, *args: Any) -> None:
         self.df = df
+        leaves = leaf_call(df, args)
+        #: the code that runs: for container arguments, the code taking their leaves, whose
+        #: parameters, seed and value are the rows' names
+        self.code = leaves.df if leaves is not None else df
         self.report: TraceReport = trace(df, keep_values=True)(*args)
         self.forward_steps = [s for s in self.report.steps if s.section == "forward"]
         self.steps = self.report.backward()
@@ -58,8 +63,8 @@ class Stepper:
             lines, first = [], 1
         self.user_lines = [line.rstrip("\n") for line in lines]
         self.user_first_line = first
-        self.seed_name: str | None = getattr(df, "seed_name", None)
-        self.output_name: str | None = getattr(df, "value_name", None)
+        self.seed_name: str | None = getattr(self.code, "seed_name", None)
+        self.output_name: str | None = getattr(self.code, "value_name", None)
         self.listeners: list[Any] = []
         self._widget: Any = None
 
@@ -127,7 +132,8 @@ class Stepper:
                 adjoints[v.name] = v
         current = set(self.current_names)
         rows = []
-        for name in list(self.df.params) + [n for n in values if n not in self.df.params]:
+        params = list(self.code.params)
+        for name in params + [n for n in values if n not in params]:
             if name == self.seed_name:
                 continue
             key = self._adjoint_name(name)
@@ -257,7 +263,7 @@ def _left_out(count: int, where: str) -> str:
 
 def _entries(v: Value) -> np.ndarray | None:
     """The entries of a small array (float64, flattened), or None for a large or odd one."""
-    if v.raw is None or not v.finite or v.dtype == "list":
+    if v.raw is None or not v.finite or v.dtype in ("list", "dict"):
         return None
     size = int(np.prod(v.shape)) if v.shape else 1
     if size > SMALL:
@@ -276,6 +282,8 @@ def _number(x: float) -> str:
 def _text(v: Value | None) -> str:
     if v is None:
         return "·"
+    if v.dtype in ("dict", "list"):     # a model's parameters' gradient: their count, norm
+        return f"{v.head} |·|={v.norm:.4g}" + ("" if v.finite else " NaN/Inf!")
     if v.shape in ((), (1,)) and v.finite:
         entries = _entries(v)
         return _number(float(entries[0])) if entries is not None and entries.size else (

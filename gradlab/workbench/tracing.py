@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 
 from ..instrument import instrumented, main_lines
+from .health import is_parameter_tree, parameter_norms
+from .leafcalls import leaf_call
 
 
 
@@ -78,6 +80,9 @@ class TraceReport:
     late_nonfinite: Step | None = None
     #: why the run was stopped before its end ("" when it ran to the end)
     stopped: str = ""
+    #: the function whose derivative ran (for container arguments, the one taking their
+    #: leaves): what a graph of the steps draws
+    fn: Any = None
 
     @property
     def first_nonfinite(self) -> Step | None:
@@ -126,6 +131,8 @@ class TraceReport:
 
 def summarize(name: str, value: Any, keep: bool) -> Value | None:
     from ..tensor.convert import to_float64_numpy
+    if is_parameter_tree(value):
+        return _summarize_tree(name, value, keep)
     try:
         if isinstance(value, (list, tuple)):
             if not value or not all(hasattr(v, "shape") or isinstance(v, (int, float))
@@ -151,6 +158,20 @@ def summarize(name: str, value: Any, keep: bool) -> Value | None:
         return None
 
 
+def _summarize_tree(name: str, value: Any, keep: bool) -> Value | None:
+    """A gradient with respect to a model's parameters (a dict keyed like
+    ``named_parameters()``, a pytree): one value whose norm is that of all its arrays, finite
+    when they all are, described by its parameters' count; its norm per parameter is
+    :func:`gradlab.parameter_norms`'s."""
+    norms = parameter_norms(value)
+    if not norms:
+        return None
+    total = math.sqrt(sum(n * n for n in norms.values()))
+    finite = all(math.isfinite(n) for n in norms.values())
+    return Value(name, (len(norms),), "dict", total if finite else float("nan"), finite,
+                 f"{len(norms)} parameters", value if keep else None)
+
+
 def all_finite(values: Any) -> bool:
     """Whether every number in ``values`` (a dict of them, arrays, lists) is finite: the one
     question asked of steps past the recorded ones, so it is answered without a summary."""
@@ -166,11 +187,31 @@ def all_finite(values: Any) -> bool:
         elif isinstance(v, (list, tuple)):
             if not all_finite(v):
                 return False
+        elif is_parameter_tree(v):
+            if not all(math.isfinite(n) for n in parameter_norms(v).values()):
+                return False
         elif hasattr(v, "shape") and not isinstance(v, (bool, int)):
             summary = summarize("", v, False)
             if summary is not None and not summary.finite:
                 return False
     return True
+
+
+def split_tangents(df: Any, args: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """A jvp's (an hvp's) call ``df(*args, tangent)`` as the function's arguments and the
+    tangents (a tuple with several ``wrt``), which its code takes as keywords; other calls have
+    no tangents."""
+    if getattr(df, "mode", "") not in ("jvp", "hvp") or not args:
+        return tuple(args), ()
+    tangent = args[-1]
+    return tuple(args[:-1]), tuple(tangent) if df.many else (tangent,)
+
+
+def tangent_names(fn: Any, df: Any) -> tuple[str, ...]:
+    """The keyword-only parameters of a jvp's code, the seed left out: its tangents' names."""
+    code = fn.__code__
+    names = code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount]
+    return tuple(n for n in names if n != getattr(df, "seed_name", None))
 
 
 class _Stop(Exception):
@@ -185,10 +226,17 @@ def trace(df: Any, keep_values: bool = False, limit: int = LIMIT,
     checked for NaN/Inf (the first one is still recorded exactly). With ``max_steps`` the run
     stops after that many steps (the report says so): a bound on the time a trace can take."""
     def run(*args: Any, **kwargs: Any) -> TraceReport:
+        seed = kwargs.pop("seed", None)
+        leaves = leaf_call(df, args, kwargs)
+        if leaves is not None:     # container arguments: the code for their leaves runs
+            return trace(leaves.df, keep_values, limit, max_steps)(*leaves.args, seed=seed)
+        args, tangents = split_tangents(df, args)
         steps: list[Step] = []
         omitted: dict[int, int] = {}
         state: dict[str, Any] = {"count": 0, "late": None}
-        fn, source, name = instrumented(df, args, lambda lineno, values: record(lineno, values))
+        fn, source, name = instrumented(df, args + tangents, lambda lineno, values: record(
+            lineno, values))
+        kwargs.update(zip(tangent_names(fn, df), tangents))
         text = source.text  # (record, defined below, needs the source's lines)
         lines = text.splitlines()
         marker = next((i + 1 for i, line in enumerate(lines) if "── backward ──" in line), 0)
@@ -217,7 +265,6 @@ def trace(df: Any, keep_values: bool = False, limit: int = LIMIT,
             if max_steps is not None and state["count"] >= max_steps:
                 raise _Stop
 
-        seed = kwargs.pop("seed", None)
         if seed is not None:
             kwargs[df.seed_name] = seed
         result, stopped = None, ""
@@ -226,5 +273,6 @@ def trace(df: Any, keep_values: bool = False, limit: int = LIMIT,
         except _Stop:
             stopped = f"stopped after {max_steps:,} steps (max_steps)"
         late = state["late"] if not any(not s.finite for s in steps) else None
-        return TraceReport(text, steps, result, state["count"], omitted, late, stopped)
+        return TraceReport(text, steps, result, state["count"], omitted, late, stopped,
+                           getattr(df, "fn", None))
     return run

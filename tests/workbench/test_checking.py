@@ -33,3 +33,16 @@ def test_a_wrongly_shaped_gradient_is_not_compared():
     first = report.rows[0]
     assert first.max_abs_error is None
     assert first.note == "not compared: the gradient has shape (2, 3), W has shape (3, 2)"
+
+
+def test_a_value_and_grad_function_is_checked_on_its_gradient():
+    import numpy as np
+
+    import gradlab
+    from gradlab.workbench.checking import check_gradient
+
+    def f(x):
+        return np.sum(np.sin(x) * x)
+    x = np.array([0.3, -1.2, 2.0])
+    report = check_gradient(f, gradlab.value_and_grad(f), (x,))
+    assert report.ok, report.table()

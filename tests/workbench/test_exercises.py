@@ -60,3 +60,19 @@ def test_a_wrong_gradient_names_the_local_derivative_to_look_at():
             "∂h/∂xW (from `h = gl.tanh(xW)`)") in verdict.message
     from gradlab.workbench.exercises import consumers
     assert consumers(ex.df.source, ex.df.name, "h") == [("h_pow2", "h_pow2 = h ** 2")]
+
+
+def test_an_exercise_on_a_params_dict_is_written_and_checked_on_its_leaves():
+    import numpy as np
+
+    def of_dict(params, x):
+        return np.sum(np.tanh(x @ params["W"] + params["b"]) ** 2)
+    params, x = {"W": np.full((3, 2), 0.1), "b": np.zeros(2)}, np.ones((4, 3))
+    ex = gradlab.exercise(of_dict, params, x)
+    assert "def dof_dict_dparams(params_W, params_b, x, *, seed=1.0):" in ex.starter
+    assert ex.starter.rstrip().endswith("#   dparams = {'W': dparams_W, 'b': dparams_b}")
+    assert "dparams_W = " not in ex.starter
+    solution = ex.solution()
+    assert ex.check(solution).ok
+    verdict = ex.check(solution.replace("dparams_W = x.T @ dtotal", "dparams_W = x.T @ dtotal * 2"))
+    assert not verdict.ok and verdict.name == "dparams_W"

@@ -135,12 +135,18 @@ def test_several_frameworks_make_one_comparison():
     assert len(rows) == len(results) + 1 and all(row.rstrip().endswith("ok") for row in rows[1:])
 
 
-def test_container_inputs_are_refused_with_the_call_to_make():
+def test_container_inputs_run_the_code_for_their_leaves_and_checks_see_it():
+    """(More in tests/workbench/test_leafcalls.py.) The code shown is the leaves' code, the
+    gradient comes back as a dict, and --check compares it with central differences."""
     def of_dict(params, x):
         return np.sum(np.tanh(x @ params["W"]) ** 2)
     s = GradSession(gradlab.grad(of_dict), ({"W": W}, X))
-    s.run()
-    assert "call the gradient itself, df(params, x)" in s.error, s.error
+    assert "def dof_dict_dparams(params_W, x" in s.source
+    (result,) = s.run(check=True)
+    assert not s.error and result.ok, (s.error, result)
+    h = np.tanh(X @ W)
+    np.testing.assert_allclose(result.gradients["W"], X.T @ (2 * h * (1 - h ** 2)), rtol=1e-12)
+    assert result.check is not None and result.check.ok
 
 
 def loss_of_a_model(model, x):
@@ -159,3 +165,10 @@ def test_a_model_runs_on_its_own_framework():
     assert result.framework == "torch" and not result.error, result.error
     dmodel, dx = result.gradients
     assert list(dmodel) == ["weight", "bias"] and dx.shape == (4, 3)
+
+
+def test_a_tuple_of_one_wrt_gives_a_tuple_of_one_gradient():
+    """wrt=("W",): the code returns dW bare, the call (and so a run) a tuple of it."""
+    (result,) = GradSession(gradlab.grad(loss, wrt=("W",)), (W, X)).run()
+    assert not result.shape_problems and isinstance(result.gradients, tuple)
+    np.testing.assert_allclose(result.gradients[0], gradlab.grad(loss)(W, X), rtol=1e-12)

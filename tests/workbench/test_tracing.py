@@ -73,3 +73,23 @@ def test_a_step_budget_stops_the_run_and_says_so():
     assert report.total == 500 and report.result is None
     assert report.first_nonfinite is None
     assert "stopped after 500 steps" in report.explain()
+
+
+def test_forward_mode_and_hvp_are_traced_with_their_tangent_last():
+    import numpy as np
+
+    def f(W, x):
+        return np.sum(np.tanh(x @ W) ** 2)
+    W, x, v = np.full((3, 2), 0.1), np.ones((4, 3)), np.ones((3, 2))
+    report = gradlab.trace(gradlab.jvp(f))(W, x, v)
+    value, tangent = gradlab.jvp(f)(W, x, v)
+    assert report.first_nonfinite is None
+    assert float(np.asarray(report.result[1])) == float(tangent)
+    hv = gradlab.trace(gradlab.hvp(f))(W, x, v)
+    assert hv.steps and hv.first_nonfinite is None
+    params = {"W": W}
+
+    def g(params, x):
+        return np.sum(np.tanh(x @ params["W"]) ** 2)
+    traced = gradlab.trace(gradlab.jvp(g, "params"))(params, x, {"W": v})
+    assert float(np.asarray(traced.result[1])) == float(tangent)
