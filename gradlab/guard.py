@@ -216,6 +216,8 @@ def _mismatch(df: Any, theirs: Any, ours: Any, args: tuple[Any, ...], kwargs: di
         lineno, line, name, theirs_v, ours_v = None, "", _RETURN, theirs, ours
     else:
         lineno, line, name, theirs_v, ours_v = found
+    if name == _RETURN:          # (the value compared; the line-by-line rerun may not get it)
+        theirs_v, ours_v = theirs, ours
     what = "the value it returns" if name == _RETURN else f"`{name}`"
     where = f", assigned on your line {lineno}:\n    {line}\n" if lineno else ":\n"
     inputs = ", ".join(_describe(a) for a in args)

@@ -797,6 +797,12 @@ class Normalizer:
     def _subscript(self, node: gast.Subscript) -> tuple[Op, str]:
         value = node.value
         if isinstance(value, gast.Attribute) and value.attr in ("shape",):
+            if not isinstance(value.value, gast.Name):   # x[idx].shape[0]: x[idx] on its own
+                inner = self.atom(value.value)           # line (TensorFlow's [] takes no
+                if isinstance(inner, str):               # array index; gl.getitem does)
+                    node = gast.Subscript(value=gast.Attribute(
+                        value=gast.Name(inner, gast.Load(), None, None), attr="shape",
+                        ctx=gast.Load()), slice=node.slice, ctx=gast.Load())
             return Op(OpKind.STATIC, node=node), "size"
         base = self.atom(value)
         index = self.inline(node.slice)

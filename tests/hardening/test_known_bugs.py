@@ -1957,3 +1957,37 @@ def test_tensorflow_bool_times_float_of_one_element_output() -> None:
     hx, hw = gradlab.hvp(mask_of_a_number_times_one, (0, 1))(x, w, (x, w))
     np.testing.assert_array_equal(to_numpy(hx), np.zeros(3))
     assert float(to_numpy(hw)) == 0.0
+
+def sorted_over_its_length(x, b):
+    part = np.negative(b)
+    return np.sum(x * x) + np.sum(part[np.argsort(part)] / part[np.argsort(part)].shape[0])
+
+
+def test_the_shape_of_an_indexed_expression(framework: str) -> None:
+    """``v[np.argsort(v)].shape[0]`` was kept as written: TensorFlow's ``[]`` takes no array
+    index (a crash in its jvp and hvp, people fuzzer seed 202); the indexed value now gets a line
+    of its own (``gl.getitem``), whose shape is read."""
+    three_modes(sorted_over_its_length, [np.array([0.3, -0.2, 0.9])], framework)
+
+
+def argmax_of_a_mask(x, w):
+    return np.sum(x ** 2) + np.argmax(np.greater(w, 0.5), axis=0) * 1.0
+
+
+def test_argmax_of_a_mask(framework: str) -> None:
+    """torch's argmax refuses bools (NumPy orders False before True): a crash there.
+    (TensorFlow refuses the int times 1.0 at the line, as everywhere.)"""
+    three_modes(argmax_of_a_mask, [np.array([0.3, 0.7, 0.9])], framework,
+                refusable=("tensorflow",))
+
+
+def length_of_frompyfunc(x):
+    sines = np.frompyfunc(math.sin, 1, 1)(x).astype(float)
+    return np.sum(x ** 2) * len(sines)
+
+
+def test_an_object_array_from_numpy_kept_as_written(framework: str) -> None:
+    """``np.frompyfunc``'s object array, kept as written (only its length is read), became a
+    tensor of nothing on torch, TensorFlow and JAX (a crash, people fuzzer seed 202): its
+    numbers come back in NumPy's dtype."""
+    three_modes(length_of_frompyfunc, [], framework)

@@ -356,6 +356,9 @@ def _to_numpy(v: Any) -> Any:
 
 
 def _from_numpy(v: Any) -> Any:
+    if isinstance(v, _numpy.ndarray) and v.dtype == object:   # np.frompyfunc's: numbers
+        numbers = _numpy.array(v.tolist())                    # in NumPy's dtype, if they are
+        return v if numbers.dtype == object else gl.array(numbers)
     if isinstance(v, _numpy.ndarray):
         return gl.array(v)
     if isinstance(v, _numpy.generic):

@@ -9,6 +9,7 @@ import functools
 import operator
 from typing import Any, Callable, Hashable
 
+import numpy as _np
 import torch
 import torch.nn.functional as F
 
@@ -246,13 +247,29 @@ def std(x: Any, axis: Any = None, *, keepdims: bool = False, ddof: int = 0) -> A
     return torch.std(_as_float(x), dim=_dims(axis), correction=ddof, keepdim=keepdims)
 
 
+def _tensor(x: Any) -> Any:
+    """A NumPy array or number as a tensor of NumPy's dtype (``torch.as_tensor(0.5)`` alone
+    is float32): a value gradlab keeps as NumPy computed it (``np.average`` kept as written)
+    meeting a function that takes tensors only."""
+    return x if isinstance(x, torch.Tensor) else torch.as_tensor(_np.asarray(x), device=DEVICE)
+
+
+def _ordered(x: Any) -> Any:
+    """``x`` as a tensor torch's argmax and argmin take: bools as 0 and 1, as NumPy orders
+    them (torch refuses bool input)."""
+    x = _tensor(x)
+    return x.to(torch.uint8) if x.dtype == torch.bool else x
+
+
 def argmax(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
+    x = _ordered(x)
     if axis is None and keepdims:
         return torch.argmax(x).reshape((1,) * x.dim())
     return torch.argmax(x, dim=axis, keepdim=keepdims)
 
 
 def argmin(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
+    x = _ordered(x)
     if axis is None and keepdims:
         return torch.argmin(x).reshape((1,) * x.dim())
     return torch.argmin(x, dim=axis, keepdim=keepdims)
@@ -540,7 +557,7 @@ def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
 
 
 def zeros_like(x: Any, dtype: Any = None) -> Any:
-    return torch.zeros_like(x, dtype=native_dtype(dtype))
+    return torch.zeros_like(_tensor(x), dtype=native_dtype(dtype))
 
 
 def ones_like(x: Any, dtype: Any = None) -> Any:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tests.conftest import require
 from tests.tensor.backends.contract import check_contract
 
 
@@ -39,3 +40,18 @@ def test_python_numbers_are_answered_with_python_numbers() -> None:
     b = check_contract("torch")
     assert b.wraps_python_numbers
     assert type(b.namespace().sin(0.5)) is float
+
+
+def test_values_numpy_computed_meet_functions_of_tensors() -> None:
+    """``np.average`` kept as written gives a Python float, ``np.where`` of Python bools a
+    NumPy array: ``argmax`` of the one and the tangent ``zeros_like`` of the other crashed
+    (people fuzzer, seed 202); they are tensors of NumPy's dtype there."""
+    require("torch")
+    from gradlab.tensor import backend
+    import torch
+    gl = backend("torch")
+    assert int(gl.argmax(3.5)) == 0 and int(gl.argmin(np.array([2.0, 1.0]))) == 1
+    mask = torch.tensor([[False, True], [True, True]])
+    assert gl.argmax(mask, axis=1).tolist() == [1, 0] and gl.argmin(mask).item() == 0
+    zeros = gl.zeros_like(np.array(0.5))
+    assert isinstance(zeros, torch.Tensor) and zeros.dtype == torch.float64
