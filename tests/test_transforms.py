@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import gradlab
+from tests.codegen.test_inplace import loop_over_rows as state_cost
 
 
 def returns_a_pair(x):
@@ -60,15 +61,6 @@ def test_a_method_torch_reads_otherwise_gets_a_torch_variant():
     got = df(torch.tensor(x))
     assert isinstance(got, torch.Tensor)
     np.testing.assert_allclose(got.numpy(), t.grad.numpy(), rtol=1e-14)
-
-
-def state_cost(u, T0):
-    T = T0
-    c = 0.0
-    for t in range(u.shape[0]):
-        T = T + 0.2 * ((10.0 - T) * 0.1 + u[t] * 0.5)
-        c = c + 0.3 * u[t] * u[t] + (T - 21.0) ** 2
-    return c
 
 
 def vector_when_positive(x):

@@ -37,6 +37,20 @@ def is_opaque_callable(obj: Any) -> bool:
     return callable(obj) and callable_framework(obj) is not None
 
 
+#: Modules whose functions without a rule of gradlab's run opaque, through the framework's own
+#: autodiff: torch's layers (``F.layer_norm``, ``F.conv2d``...), as a ``torch.nn.Module`` of
+#: them would. Elsewhere such a function is refused (TensorFlow's ``tf.nn.max_pool`` through a
+#: tape gave a gradient the peer suite's finite differences do not: refused, not guessed).
+OPAQUE_FUNCTION_MODULES = ("torch.nn.functional.",)
+
+
+def framework_function_without_rule(path: str, target: Any) -> bool:
+    """A function of :data:`OPAQUE_FUNCTION_MODULES` (``path``: its dotted name, as resolved)
+    that gradlab has no rule for."""
+    return callable(target) and not isinstance(target, type) and path.startswith(
+        OPAQUE_FUNCTION_MODULES)
+
+
 def model_framework(values: Any) -> str | None:
     """The framework of the first model (a module or layer instance) among ``values``, or
     None: what a run of code that calls it must use."""
@@ -46,4 +60,4 @@ def model_framework(values: Any) -> str | None:
     return None
 
 
-__all__ = ["is_opaque_callable", "model_framework"]
+__all__ = ["framework_function_without_rule", "is_opaque_callable", "model_framework"]

@@ -19,7 +19,7 @@ import gast
 from ..tensor.primitive import Meaning
 from ..tensor.spec import STATIC_CALLS
 from .parse import Scope
-from .opaque import is_opaque_callable
+from .opaque import framework_function_without_rule, is_opaque_callable
 from .primitives import DIALECT_SENSITIVE, METHODS, PATHS, signature
 from .rules import custom_rule_for, custom_signature, is_custom
 
@@ -134,7 +134,7 @@ class Resolver:
             return Resolution("static", label=label)
         if _is_user_function(target):
             return Resolution("user", callee=target, label=label)
-        if is_opaque_callable(target):
+        if is_opaque_callable(target) or framework_function_without_rule(path, target):
             return Resolution("opaque", callee=target, label=label)
         return Resolution("unknown", callee=target, label=label)
 

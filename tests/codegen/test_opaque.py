@@ -351,3 +351,37 @@ def test_a_callable_of_another_framework_is_refused() -> None:
     with pytest.raises(gradlab.GradlabError, match="belongs to tensorflow, and these are "
                                                    "PyTorch arrays"):
         gradlab.grad(through_argument, 1)(tf.sin, torch.as_tensor(X))
+
+
+def normed_layer(x, w):
+    h = TORCH_F.layer_norm(x @ w, (w.shape[1],))
+    return (TORCH_F.silu(h) ** 2).sum()
+
+
+TORCH_F = None
+
+
+def test_torch_functional_without_a_rule_runs_through_torchs_autodiff() -> None:
+    """``F.layer_norm`` and ``F.silu`` have no rule of gradlab's: each is one opaque line
+    (``gl.vjp_of(F.layer_norm, xw, items, wrt=(0,))``), its backward torch's own, the rest
+    gradlab's readable code; equal to ``torch.autograd`` in float64, jvp too; hvp refused."""
+    require("torch")
+    import torch
+    import torch.nn.functional
+    global TORCH_F
+    TORCH_F = torch.nn.functional
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(4, 3, dtype=torch.float64, generator=gen)
+    w = torch.randn(3, 5, dtype=torch.float64, generator=gen)
+    df = gradlab.grad(normed_layer, (0, 1))
+    assert "gl.vjp_of(TORCH_F.layer_norm, xw, items, wrt=(0,))" in df.source
+    gx, gw = df(x, w)
+    xl, wl = x.clone().requires_grad_(), w.clone().requires_grad_()
+    tx, tw = torch.autograd.grad(normed_layer(xl, wl), (xl, wl))
+    torch.testing.assert_close(gx, tx, rtol=1e-10, atol=1e-12)
+    torch.testing.assert_close(gw, tw, rtol=1e-10, atol=1e-12)
+    vx, vw = torch.ones_like(x), torch.full_like(w, 0.5)
+    _, tangent = gradlab.jvp(normed_layer, (0, 1))(x, w, (vx, vw))
+    assert float(tangent) == pytest.approx(float((tx * vx).sum() + (tw * vw).sum()), rel=1e-10)
+    with pytest.raises(gradlab.GradlabError, match="second derivative"):
+        gradlab.hvp(normed_layer, (0, 1))(x, w, (vx, vw))
