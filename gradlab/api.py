@@ -89,6 +89,8 @@ class GeneratedFunction:
         #: its lean twin once asked for (see _lean_of)
         self._impl_keys: dict[Callable[..., Any], tuple[Any, ...]] = {}
         self._leaner: dict[Callable[..., Any], Callable[..., Any]] = {}
+        #: each specialised function's generic one, which runs where the specialised fails
+        self._generic_of: dict[Callable[..., Any], Callable[..., Any]] = {}
         #: argument types -> (the generic code, its framework, and None, or where the code
         #: is specialised for the arguments' shapes, a table: their shapes -> the code)
         self._by_types: dict[tuple[type, ...], tuple[Callable[..., Any], str, Any]] = {}
@@ -368,6 +370,8 @@ class GeneratedFunction:
         signature = self._signature(args, fw)
         if signature is not None:
             impl = self.implementation(fw, device, scalars, signature, functional)
+            if impl is not generic and len(self._generic_of) < 64:
+                self._generic_of[impl] = generic
             if impl is generic:      # these shapes gain nothing: later calls skip the lookup
                 try:
                     self._signatures[_signature_key(args)] = None
@@ -458,6 +462,9 @@ class GradientFunction(GeneratedFunction):
             explain_framework_error(self, e)
             raise
         except Exception as e:   # a non-scalar output's seed 1.0 cannot take its shape
+            generic = self._generic_of.get(run)
+            if generic is not None:
+                return self._run_plain(generic, plain, args, kwargs)
             retried = self._with_shaped_seed(run, plain[1], args, kwargs)
             if retried is None:
                 _require_scalar_output(self, args, e)
@@ -512,6 +519,10 @@ class GradientFunction(GeneratedFunction):
             explain_framework_error(self, e)
             raise
         except Exception as e:
+            generic = self._generic_of.get(impl)
+            if generic is not None:     # the code specialised for these shapes failed where
+                return self._compute(   # the generic code may not (torch's @ mixes no dtypes)
+                    generic, fw, args, None if automatic else seed, kwargs)
             retried = self._with_shaped_seed(impl, fw, args, kwargs) if automatic else None
             if retried is None:
                 if automatic:   # a non-scalar output's seed 1.0 cannot take its shape

@@ -267,13 +267,13 @@ class _InlineRewriter(gast.NodeTransformer):
             if res.prim == "copy":
                 return args[0]
             return call(attr(self.e.gl, res.prim), args, kwargs)
-        if res.kind in ("static", "unknown") and self._dynamic(node):
-            return self._kept(node, res)
+        if res.kind in ("static", "unknown", "prim") and self._dynamic(node):
+            return self._kept(node, res)     # (a primitive kept with its own options too)
         return node
 
     def _kept(self, node: gast.Call, res: Any) -> gast.expr:
         """A call kept as written (no gradient through it) on the backend's values: a NumPy
-        function runs on NumPy arrays, its arrays come back as the backend's
+        or SciPy function runs on NumPy arrays, its arrays come back as the backend's
         (``gl.numpy_call(np.unique, b)``); ``v.tolist()`` reads a NumPy copy (TensorFlow's
         tensors have no ``tolist``). Any other call is left to the value's own methods."""
         func = node.func
@@ -281,8 +281,8 @@ class _InlineRewriter(gast.NodeTransformer):
                 and not node.args and not node.keywords:
             copy = call(attr(self.e.gl, "to_numpy"), [func.value])
             return call(gast.Attribute(value=copy, attr="tolist", ctx=gast.Load()), [])
-        if (getattr(res.callee, "__module__", None) or "").split(".")[0] != "numpy" and not (
-                res.label.split(".")[0] in ("np", "numpy")):
+        if (getattr(res.callee, "__module__", None) or "").split(".")[0] not in (
+                "numpy", "scipy") and not (res.label.split(".")[0] in ("np", "numpy", "scipy")):
             return node
         return gast.Call(func=attr(self.e.gl, "numpy_call"), args=[func] + node.args,
                          keywords=node.keywords)

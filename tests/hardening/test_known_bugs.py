@@ -1991,3 +1991,65 @@ def test_an_object_array_from_numpy_kept_as_written(framework: str) -> None:
     tensor of nothing on torch, TensorFlow and JAX (a crash, people fuzzer seed 202): its
     numbers come back in NumPy's dtype."""
     three_modes(length_of_frompyfunc, [], framework)
+
+
+def argmax_of_a_kept_scipy_call(x, w):
+    picked = np.broadcast_to(scipy.special.log_softmax(w), (2, 3)).argmax()
+    return np.sum(x ** 2) + picked * 1.0
+
+
+def floor_of_a_broadcast_sum(x):
+    return math.floor(np.broadcast_to(np.nansum(x), (2,))[0]) * 1.0 + np.sum(x ** 2)
+
+
+def test_values_kept_as_numpy_computes_them(framework: str) -> None:
+    """``scipy.special.log_softmax(w)`` of a value only an argmax reads is kept as written (no
+    gradient flows): on torch it gave a NumPy array, which torch's broadcast_to refused, as it
+    refused ``np.nansum``'s Python float (crashes, people fuzzer seeds 303/404). Kept calls of
+    SciPy run through ``gl.numpy_call`` as NumPy's do; torch's broadcast_to takes both."""
+    three_modes(argmax_of_a_kept_scipy_call, [np.array([0.3, -0.2, 0.9])], framework,
+                refusable=("tensorflow",))     # (an int times 1.0: refused at the line there)
+    three_modes(floor_of_a_broadcast_sum, [], framework, refusable=("tensorflow",))
+
+
+TORCH = None      # torch, once a test below has required it (gradlab reads module globals)
+
+
+def solve_with_a_float64_eye(x):
+    a = x @ x.T + TORCH.eye(2, dtype=TORCH.float64)
+    return TORCH.linalg.solve(a, TORCH.ones(2, dtype=TORCH.float64)).logsumexp(-1) + x.sum()
+
+
+def test_specialised_code_that_fails_runs_the_generic_code() -> None:
+    """float32 ``x`` meets a float64 ``eye``: the code specialised for the shapes writes
+    ``dxxT @ xT.T``, and torch's ``@`` mixes no dtypes (a crash, people fuzzer seed 404); the
+    generic code's helpers promote as NumPy does, so the call falls back to it."""
+    require("torch")
+    import torch
+    global TORCH
+    TORCH = torch
+    x = torch.tensor([[0.3, -0.2, 0.9], [0.5, 0.1, -0.4]], dtype=torch.float32)
+    df = gradlab.grad(solve_with_a_float64_eye)
+    for _ in range(2):
+        g = df(x)
+        leaf = x.clone().requires_grad_(True)
+        (want,) = torch.autograd.grad(solve_with_a_float64_eye(leaf), leaf)
+        assert g.dtype == torch.float32
+        torch.testing.assert_close(g, want, rtol=1e-5, atol=1e-6)
+
+
+def sum_of_a_tensor_of_a_list(x, w):
+    return TORCH.tensor(w.tolist()).sum() + (x * x).sum()
+
+
+def test_a_tensor_made_of_a_list_is_a_new_tensor() -> None:
+    """``torch.tensor(w.tolist())`` is a new tensor, cut from ``w`` (torch's autograd gives
+    ``w`` no gradient through it, and gradlab follows): it crashed as a list summed."""
+    require("torch")
+    import torch
+    global TORCH
+    TORCH = torch
+    x, w = torch.tensor([0.5, -1.0]), torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    dx, dw = gradlab.grad(sum_of_a_tensor_of_a_list, (0, 1))(x, w)
+    torch.testing.assert_close(dx, 2 * x)
+    torch.testing.assert_close(dw, torch.zeros_like(w))

@@ -318,6 +318,9 @@ def broadcast_like(g: Any, x: Any) -> Any:
         return g
     if type(g) is np.ndarray and g.dtype == dt and g.shape == x.shape:
         return g
+    if not isinstance(dt, np.dtype):    # another framework's value (tf.nn.elu kept as written
+        x = np.asarray(x)               # in code a Python number runs): its NumPy copy's
+        dt = x.dtype
     if dt.kind not in "fc":
         dt = np.result_type(g, 1.0)
     if isinstance(g, (int, float)):

@@ -294,7 +294,12 @@ def transpose(x: Any, axes: Any = None) -> Any:
     return torch.permute(x, tuple(axes))   # () for a 0-d tensor, which permute(*()) refuses
 
 
-swapaxes, moveaxis, broadcast_to = torch.swapaxes, torch.moveaxis, torch.broadcast_to
+swapaxes, moveaxis = torch.swapaxes, torch.moveaxis
+
+
+def broadcast_to(x: Any, shape: Any) -> Any:
+    """Of a NumPy value or a Python number too (``np.broadcast_to(np.nansum(x), (2,))``)."""
+    return torch.broadcast_to(_tensor(x), shape)
 
 
 def repeat(x: Any, repeats: Any, axis: Any = None) -> Any:
@@ -651,6 +656,9 @@ def item(x: Any) -> Any:
 
 
 def stop_gradient(x: Any) -> Any:
+    """``torch.tensor(v)``: of a list (``w.tolist()``), the new tensor torch makes of it."""
+    if isinstance(x, (list, tuple)):
+        return torch.tensor(x, device=DEVICE)
     return x.detach() if isinstance(x, torch.Tensor) else x
 
 
