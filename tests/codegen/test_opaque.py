@@ -385,3 +385,68 @@ def test_torch_functional_without_a_rule_runs_through_torchs_autodiff() -> None:
     assert float(tangent) == pytest.approx(float((tx * vx).sum() + (tw * vw).sum()), rel=1e-10)
     with pytest.raises(gradlab.GradlabError, match="second derivative"):
         gradlab.hvp(normed_layer, (0, 1))(x, w, (vx, vw))
+
+
+def require_jax_library(name: str) -> None:
+    """Equinox and Flax are extras ``make test`` installs: a missing one fails there, and is
+    skipped elsewhere."""
+    import importlib.util
+
+    from tests.conftest import REQUIRE_ALL
+    require("jax")
+    if importlib.util.find_spec(name) is None:
+        message = f"{name} is not installed (make test installs it)"
+        if REQUIRE_ALL:
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+def squared_error(model, x, y):
+    pred = model(x)
+    return (pred - y) @ (pred - y)
+
+
+def test_an_equinox_module_and_its_gradient() -> None:
+    """``eqx.nn.MLP`` holds its activations (functions) next to its arrays: the gradient flows
+    to the float arrays alone, as ``eqx.filter_grad`` has it, None elsewhere."""
+    require_jax_library("equinox")
+    import equinox as eqx
+    import jax
+    import jax.numpy as jnp
+    key = jax.random.PRNGKey(0)
+    model = eqx.nn.MLP(3, 2, 8, 2, key=key, dtype=jnp.float64)
+    x, y = jnp.array([0.3, -0.7, 1.1]), jnp.array([1.0, -1.0])
+    got = gradlab.grad(squared_error, wrt="model")(model, x, y)
+    want = eqx.filter_grad(squared_error)(model, x, y)
+    ours = jax.tree_util.tree_leaves(eqx.filter(got, eqx.is_inexact_array))
+    theirs = jax.tree_util.tree_leaves(want)
+    assert len(ours) == len(theirs) == 6
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-10, atol=1e-12)
+    dx = gradlab.grad(squared_error, wrt="x")(model, x, y)
+    np.testing.assert_allclose(np.asarray(dx), np.asarray(jax.grad(squared_error, 1)(model, x, y)),
+                               rtol=1e-10)
+
+
+def test_a_flax_nnx_module_and_its_gradient() -> None:
+    require_jax_library("flax")
+    import jax
+    import jax.numpy as jnp
+    from flax import nnx
+
+    class Net(nnx.Module):
+        def __init__(self, rngs: nnx.Rngs) -> None:
+            self.hidden = nnx.Linear(3, 8, rngs=rngs, param_dtype=jnp.float64)
+            self.out = nnx.Linear(8, 2, rngs=rngs, param_dtype=jnp.float64)
+
+        def __call__(self, x):  # type: ignore[no-untyped-def]
+            return self.out(jnp.tanh(self.hidden(x)))
+
+    net = Net(nnx.Rngs(0))
+    x, y = jnp.array([0.3, -0.7, 1.1]), jnp.array([1.0, -1.0])
+    got = gradlab.grad(squared_error, wrt="model")(net, x, y)
+    want = nnx.grad(squared_error)(net, x, y)
+    ours, theirs = jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)
+    assert len(ours) == len(theirs) == 4
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-10, atol=1e-12)

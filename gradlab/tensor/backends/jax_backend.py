@@ -309,21 +309,44 @@ def vjp_of(fn: Any, *args: Any, wrt: Any = None, keywords: Any = None,
     if params and not jax.tree_util.tree_leaves(fn):
         raise GradlabError(
             f"a gradient with respect to {getattr(fn, '__name__', type(fn).__name__)}, which "
-            f"holds no arrays: gradlab gives one for a callable pytree (an Equinox module); "
-            f"for a Flax module call model.apply(params, x) with params as an argument")
+            f"holds no arrays: gradlab gives one for a callable pytree (an Equinox or Flax NNX "
+            f"module); for a Flax linen module call model.apply(params, x) with params as an "
+            f"argument")
+
+    leaves, tree = jax.tree_util.tree_flatten(fn) if params else ([], None)
+    moving = [i for i, leaf in enumerate(leaves) if _inexact_array(leaf)]
 
     def of(*values: Any) -> Any:
         full = list(args)
-        call = values[0] if params else fn
+        call = fn
+        if params:       # the module with its float arrays from values[0], the rest as it is
+            held = list(leaves)
+            for i, v in zip(moving, values[0]):
+                held[i] = v
+            call = jax.tree_util.tree_unflatten(tree, held)
         for i, v in zip(wrt, values[1:] if params else values):
             full[i] = v
         return _one_array(fn, call(*full, **(keywords or {})))
-    out, pullback = jax.vjp(of, *([fn] if params else []), *[args[i] for i in wrt])
+    out, pullback = jax.vjp(of, *([[leaves[i] for i in moving]] if params else []),
+                            *[args[i] for i in wrt])
 
     def backward(g: Any) -> Any:
-        grads = pullback(jnp.broadcast_to(jnp.asarray(g, dtype=out.dtype), jnp.shape(out)))
+        grads = list(pullback(jnp.broadcast_to(jnp.asarray(g, dtype=out.dtype),
+                                               jnp.shape(out))))
+        if params:       # a gradient of the module's structure: None where no array is
+            held: list[Any] = [None] * len(leaves)
+            for i, d in zip(moving, grads[0]):
+                held[i] = d
+            grads[0] = jax.tree_util.tree_unflatten(tree, held)
         return grads[0] if len(grads) == 1 else tuple(grads)
     return out, backward
+
+
+def _inexact_array(leaf: Any) -> bool:
+    """A leaf a gradient flows to: a float or complex array (an Equinox module also holds
+    functions, ints and flags, which ``jax.vjp`` would refuse)."""
+    return hasattr(leaf, "dtype") and hasattr(leaf, "shape") and (
+        jnp.issubdtype(leaf.dtype, jnp.inexact))
 
 
 def jvp_of(fn: Any, primals: tuple[Any, ...], tangents: tuple[Any, ...],
@@ -344,8 +367,10 @@ def jvp_of(fn: Any, primals: tuple[Any, ...], tangents: tuple[Any, ...],
 
 
 def zeros_like_params(model: Any) -> Any:
-    """A model's gradient that nothing flowed into: zeros of its pytree's structure."""
-    return jax.tree_util.tree_map(jnp.zeros_like, model)
+    """A model's gradient that nothing flowed into: zeros of its pytree's structure (None
+    where it holds no float array, as :func:`vjp_of` gives)."""
+    return jax.tree_util.tree_map(
+        lambda leaf: jnp.zeros_like(leaf) if _inexact_array(leaf) else None, model)
 
 
 def add_params(a: Any, b: Any) -> Any:
