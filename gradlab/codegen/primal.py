@@ -296,6 +296,12 @@ class _InlineRewriter(gast.NodeTransformer):
                 return call(attr(self.e.gl, "size"), [node.value])
             if node.attr == "shape":
                 return call(attr(self.e.gl, "shape"), [node.value])
+        if isinstance(node.value, gast.Name) and node.attr == "ndim" and (
+                node.value.id in self.e.activity.varied or
+                node.value.id in self.e.activity.arrays):
+            # a value gradlab may hold as a Python number where NumPy has a NumPy scalar
+            # (np.tanh of a float): its rank, 0, from gl.ndim
+            return call(attr(self.e.gl, "ndim"), [node.value])
         return node
 
 

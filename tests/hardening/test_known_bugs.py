@@ -2053,3 +2053,19 @@ def test_a_tensor_made_of_a_list_is_a_new_tensor() -> None:
     dx, dw = gradlab.grad(sum_of_a_tensor_of_a_list, (0, 1))(x, w)
     torch.testing.assert_close(dx, 2 * x)
     torch.testing.assert_close(dw, torch.zeros_like(w))
+
+
+def rank_of_a_number(x, w):
+    v = np.tanh(x * 2.0 + 0.1)
+    return v * (v.ndim + 1) + np.sum(w ** 2)
+
+
+def test_the_rank_of_a_value_held_as_a_python_number(framework: str) -> None:
+    """``np.tanh`` of a Python float is a NumPy scalar, whose ``.ndim`` is 0; gradlab holds it as
+    a Python float on torch and TensorFlow (no ``.ndim``: a crash, people fuzzer seed 606):
+    ``gl.ndim(v)``."""
+    require(framework)
+    w = np.array([0.5, -1.0])
+    dx, dw = gradlab.grad(rank_of_a_number, (0, 1))(0.3, to_framework(w, framework))
+    assert float(to_numpy(dx)) == pytest.approx(2.0 * (1.0 - np.tanh(0.7) ** 2), rel=1e-12)
+    np.testing.assert_allclose(to_numpy(dw), 2 * w)

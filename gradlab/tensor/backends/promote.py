@@ -87,7 +87,10 @@ def numpy_typed(name: str, array_fn: Callable[[Any], Any], native: Callable[[str
 def numpy_typed_versions(ns: dict[str, Any]) -> dict[str, Callable[[Any], Any]]:
     """For a namespace that takes Python numbers as they are (JAX): its unary functions that
     need a cast for some dtype, each wrapped with :func:`numpy_typed`."""
-    native, astype = ns["native_dtype"], ns["astype"]
+    # NumPy's dtypes themselves, not the namespace's canonical ones: JAX's arrays carry NumPy
+    # dtypes, and which ints and floats it canonicalizes to depends on jax_enable_x64 *when
+    # called* (a table made before x64 was switched on had no int64)
+    native, astype = np.dtype, ns["astype"]
     out = {name: numpy_typed(name, ns[name], native, astype)
            for name in FLOAT_FUNCTIONS + KEEPING_FUNCTIONS if name in ns}
     out["round"] = numpy_round(ns["round"], native, astype)

@@ -271,6 +271,10 @@ class Checker:
             ok = any(close(got, alt, rtol, rtol * scale) for alt in self.conventions(ref, want))
         if ok:
             return None
+        if what == "finite differences" and np.isnan(got).any() and nan_like_autodiff(
+                mode, got, ref):
+            raise Undefined("NaN where the program's own autodiff gives NaN too (0 * inf: "
+                            "sqrt of a sum of squares that is 0), not a plausible number")
         return Check(mode, backend, "wrong", "derivative" if what == "finite differences"
                      else "vs autodiff",
                      f"{mode} on {backend} vs {what}: got {_show(got)}, expected {_show(want)}")
@@ -414,6 +418,39 @@ def skip_reason(program: PeopleProgram, mode: str, backend: str) -> str:
             "value: int array" in made or any(p.dtype == "int64" for p in program.params)):
         return f"switch INT_ARRAYS_ON_{'TF' if backend == 'tensorflow' else 'TORCH'}"
     return ""
+
+
+def nan_like_autodiff(mode: str, got: np.ndarray, ref: Reference) -> bool:
+    """Whether the framework's own autodiff of the program (HIPS autograd for NumPy's) has NaN
+    exactly where ``got`` has, and agrees elsewhere: autodiff's answer, visible as NaN."""
+    try:
+        ad = ref.autodiff(mode) if ref.dialect != "numpy" else _autograd_of_numpy(ref, mode)
+    except Exception:
+        return False
+    if ad is None:
+        return False
+    ad = np.asarray(ad, dtype=np.float64).ravel()
+    got = np.asarray(got, dtype=np.float64).ravel()
+    if ad.shape != got.shape or not np.array_equal(np.isnan(ad), np.isnan(got)):
+        return False
+    keep = ~np.isnan(got)
+    return bool(close(got[keep], ad[keep], 1e-6, 1e-6 * max(1.0, float(np.max(
+        np.abs(ad[keep]), initial=0.0)))))
+
+
+def _autograd_of_numpy(ref: Reference, mode: str) -> Any:
+    """HIPS autograd's ``mode`` of a NumPy program: the same code with ``np`` bound to
+    ``autograd.numpy`` (None where it cannot run so)."""
+    import copy
+    import types
+
+    import autograd.numpy as anp
+    twin = copy.copy(ref)
+    twin.f = types.FunctionType(ref.f.__code__, {**ref.f.__globals__, "np": anp},
+                                ref.f.__name__, ref.f.__defaults__, ref.f.__closure__)
+    twin.dialect = "autograd"
+    twin._cache = {}
+    return twin.autodiff(mode)
 
 
 #: the relative precision of a reference value computed in a narrow float

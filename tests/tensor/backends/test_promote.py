@@ -2,6 +2,9 @@
 (gradlab.tensor.backends.promote), and the TensorFlow reductions of bools."""
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -68,3 +71,22 @@ def test_tensorflow_reductions_of_bools() -> None:
     np.testing.assert_array_equal(to_numpy(ops.maximum(t, to_framework(np.ones(2) * 0.5,
                                                                         "tensorflow"))),
                                   np.maximum(m, 0.5 * np.ones(2)))
+
+
+def test_jax_casts_whatever_x64_was_when_the_namespace_was_made() -> None:
+    """The namespace made before ``jax_enable_x64`` was switched on (a user importing gradlab
+    first): ``sigmoid`` of an int64 array still casts to float64 (its table had only int32:
+    'logistic does not accept dtype int64', people fuzzer seed 505)."""
+    require("jax")
+    import subprocess
+    import sys
+    code = ("from gradlab.tensor import backend\n"
+            "gl = backend('jax')\n"
+            "import jax\n"
+            "jax.config.update('jax_enable_x64', True)\n"
+            "import jax.numpy as jnp\n"
+            "print(gl.sigmoid(jnp.arange(3)).dtype, gl.floor(jnp.arange(2)).dtype)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, cwd=str(Path(__file__).resolve().parents[3]),
+                         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])})
+    assert out.stdout.split() == ["float64", "int64"], out.stderr[-2000:]
