@@ -23,8 +23,9 @@ from numpy import float32, float64, generic, ndarray
 from . import guard
 from .cache import TransformCache, bind_free, fingerprint, reverse_key
 from .codegen.ranks import shape_key, signature_of
-from .calls import (explain_call_error, explain_framework_error, generated_line, refuse_without_gradient,
-                    require_seed_shape, require_tangent_shapes, several_outputs, shape_of)
+from .calls import (dtype_name, explain_call_error, explain_framework_error, generated_line,
+                    refuse_without_gradient, require_seed_shape, require_tangent_shapes,
+                    several_outputs, shape_of)
 from .codegen.parse import parse_function
 from .codegen.primitives import dialect_of
 from .errors import GradlabError
@@ -446,7 +447,7 @@ class GradientFunction(GeneratedFunction):
                 _require_scalar(value, self)
             x = args[self.wrt_index]
             if type(grads) is type(x) and getattr(grads, "dtype", None) is getattr(
-                    x, "dtype", None):
+                    x, "dtype", None) and floating(x):
                 return grads
             return conform_gradients(grads, args, self, plain[1])  # type: ignore[index]
         return self._call_checked(types, args, seed, kwargs)
@@ -545,7 +546,7 @@ class GradientFunction(GeneratedFunction):
             grads = (grads,)
         x = args[self.wrt_index] if not self.many and self.wrt_index < len(args) else None
         if x is None or type(grads) is not type(x) or getattr(grads, "dtype", None) != getattr(
-                x, "dtype", None):
+                x, "dtype", None) or not floating(x):
             grads = conform_gradients(grads, args, self, fw)
         if self.mode == "value_and_grad":
             return value, grads
@@ -649,16 +650,28 @@ def refuse_complex_gradient(df: GeneratedFunction, g: Any, x: Any) -> None:
             f"complex value into its real and imaginary parts, as real arrays")
 
 
+def floating(x: Any) -> bool:
+    """Whether ``x``'s dtype can hold a gradient: an int or bool input's zeros (an input the
+    output does not read) would come back in its own dtype, checked for these types by another
+    function of the same code, and so are refused here (see refuse_without_gradient)."""
+    kind = getattr(getattr(x, "dtype", None), "kind", None)
+    if kind is not None:
+        return kind in "fc"
+    return not (dtype_name(x) or "float").startswith(("int", "uint", "bool"))
+
+
 def conform_gradients(grads: Any, args: tuple[Any, ...], df: GeneratedFunction, fw: str) -> Any:
     """Gradients keep their input's type and dtype (an untyped seed can leave a Python float or
     a wider dtype where the chain of operations had nothing to type it)."""
     if not df.many:   # the common case, checked without the general machinery below
         x = args[df.wrt_index] if df.wrt_index < len(args) else None
-        if type(grads) is type(x) and getattr(grads, "dtype", None) == getattr(x, "dtype", None):
+        if type(grads) is type(x) and getattr(grads, "dtype", None) == getattr(
+                x, "dtype", None) and floating(x):
             return grads
 
     def fix(g: Any, x: Any) -> Any:
-        if type(g) is type(x) and getattr(g, "dtype", None) == getattr(x, "dtype", None):
+        if type(g) is type(x) and getattr(g, "dtype", None) == getattr(x, "dtype", None) and (
+                floating(x)):
             return g
         if isinstance(g, (dict, list)) and callable(x):   # a model's, one per parameter
             return g

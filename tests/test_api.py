@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import gradlab
-from tests.conftest import to_framework, to_numpy
+from tests.conftest import require, to_framework, to_numpy
 
 
 def loss(W, x):
@@ -317,3 +317,23 @@ def test_the_default_seed_takes_the_outputs_dtype_on_tensorflow() -> None:
     np.testing.assert_array_equal(grads[0].numpy(), np.zeros((2, 3)))
     hv = gradlab.hvp(min_of_the_float32_one, (0, 1, 2))(x, w, b, (x, w, b))
     np.testing.assert_array_equal(hv[1].numpy(), np.zeros(3))
+
+
+def unread_second(x, w):
+    return np.sum(x * 2.0)
+
+
+@pytest.mark.parametrize("framework", ["numpy", "torch"])
+def test_an_int_or_bool_input_is_refused_after_its_types_were_checked(framework):
+    """The output does not read ``w``: its gradient is ``zeros_like(w)``, in w's own dtype.
+    Another function of the same code had checked these argument types with float ``w``, so the
+    first-call refusal was skipped and a bool 'gradient' came back (people fuzzer, seed 606)."""
+    require(framework)
+    x = to_framework(np.array([1.0, 2.0]), framework)
+    gradlab.grad(unread_second, (0, 1))(x, to_framework(np.array(0.5), framework))
+    with pytest.raises(gradlab.GradlabError, match="w is an array of bool"):
+        gradlab.grad(unread_second, (0, 1))(x, to_framework(np.array(True), framework))
+    df = gradlab.grad(unread_second, 1)
+    df(x, to_framework(np.array(0.5), framework))
+    with pytest.raises(gradlab.GradlabError, match="w is an array of int64"):
+        df(x, to_framework(np.array(3), framework))

@@ -220,6 +220,8 @@ def norm(x: Any, ord: Any = None, axis: Any = None, *, keepdims: bool = False) -
         # a Python number (np.linalg.norm(b) of one): a float64 array of the backend, as NumPy
         # makes of it, which the rules (and torch, TensorFlow) take
         x = gl.array(float(x))
+    elif not any(kind in str(x.dtype) for kind in ("float", "complex")):
+        x = gl.astype(x, gl.dtype(1.0))    # of bools or ints: in float64, as NumPy computes it
     if isinstance(ord, str) and ord != "fro":
         raise GradlabError(
             f"a norm with ord={ord!r}: gradlab differentiates the vector norms (ord a number, "

@@ -77,3 +77,15 @@ def test_builtin_round_is_pythons_on_every_backend(framework: str) -> None:
             gl.builtin_round(rows)
         return
     np.testing.assert_array_equal(to_numpy(gl.builtin_round(rows)), [[0.0, 2.0], [-2.0, 3.0]])
+
+
+@pytest.mark.parametrize("framework", ["torch", "tensorflow", "jax"])
+def test_the_norm_of_bools_and_ints_is_numpys_float(framework: str) -> None:
+    """``np.linalg.norm`` of a mask: TensorFlow's Sqrt takes no int (a crash, people fuzzer seed
+    606); every backend computes it in float64, as NumPy."""
+    from tests.conftest import require
+    require(framework)
+    ops = backend(framework)
+    for values in (np.array([True, False, True]), np.array([1, 2])):
+        got = ops.norm(to_framework(values, framework))
+        assert float(to_numpy(got)) == pytest.approx(np.linalg.norm(values), rel=1e-12)
