@@ -38,7 +38,9 @@ _ARITHMETIC = {"add", "subtract", "multiply", "divide", "power"}
 #: cast that TensorFlow's and torch's arithmetic need.
 KEEPS_BOOLEANS = frozenset({"abs", "real", "conj", "reshape", "squeeze", "transpose", "flatten",
                             "expand_dims", "getitem", "copy", "matrix_transpose", "atleast_1d",
-                            "broadcast_to"})
+                            "broadcast_to", "ones_like", "zeros_like", "tile", "repeat"})
+#: Functions of two booleans that are a boolean (``m * n`` is ``m and n``; ``m + n``, ``or``).
+BOOLEAN_PAIRS = frozenset({"multiply", "add", "maximum", "minimum"})
 
 _BINOPS = {gast.Add: "add", gast.Sub: "subtract", gast.Mult: "multiply", gast.Div: "divide",
            gast.Pow: "power", gast.MatMult: "matmul", gast.FloorDiv: "floor_divide",
@@ -461,7 +463,9 @@ class Normalizer:
         else:
             self.lists.discard(target)
         boolean = (op.kind is OpKind.PRIM and (NONDIFFERENTIABLE.get(op.prim) == BOOLEAN or (
-            op.prim in KEEPS_BOOLEANS and self._boolean(op.args[0])))) or (
+            op.prim in KEEPS_BOOLEANS and self._boolean(op.args[0])) or (
+            op.prim in BOOLEAN_PAIRS and len(op.args) == 2 and all(
+                self._boolean(a) for a in op.args)))) or (
             op.kind is OpKind.STATIC and self._boolean(op.node)) or (  # type: ignore[arg-type]
             copied and op.args[0] in self.booleans)
         if boolean:

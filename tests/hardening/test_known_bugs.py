@@ -2069,3 +2069,27 @@ def test_the_rank_of_a_value_held_as_a_python_number(framework: str) -> None:
     dx, dw = gradlab.grad(rank_of_a_number, (0, 1))(0.3, to_framework(w, framework))
     assert float(to_numpy(dx)) == pytest.approx(2.0 * (1.0 - np.tanh(0.7) ** 2), rel=1e-12)
     np.testing.assert_allclose(to_numpy(dw), 2 * w)
+
+
+def mean_of_a_product_of_masks(x, w):
+    mask = np.less_equal(np.tile(w, 2), 0.5)
+    both = mask * np.ones_like(mask)          # bool * bool: a bool, as NumPy has it
+    return np.mean(both * 1.0) + np.sum(x ** 2)
+
+
+def solve_of_masks(x):
+    m = np.less_equal(x[:1, None] * 0.0, 1.0)
+    return np.sum(x ** 2) + np.linalg.solve(m, m).mean()
+
+
+def ones_like_a_number(x, w):
+    return np.sum(x * (w - np.ones_like(w)))
+
+
+def test_masks_and_numbers_meet_torch(framework: str) -> None:
+    """``mask * np.ones_like(mask)`` is a mask (its ``* 1.0`` was float32 on torch: a wrong
+    value), ``np.linalg.solve`` of masks computes in float64, ``np.ones_like`` of a Python
+    float is a number (torch crashed on both; people fuzzer seeds 505/606)."""
+    three_modes(mean_of_a_product_of_masks, [np.array([0.3, 0.7, 0.1])], framework)
+    three_modes(solve_of_masks, [], framework, refusable=("tensorflow",))
+    three_modes(ones_like_a_number, [0.5], framework, refusable=("tensorflow",))

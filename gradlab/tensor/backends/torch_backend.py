@@ -496,7 +496,8 @@ def slogdet(x: Any) -> tuple[Any, Any]:
 
 
 def solve(a: Any, b: Any) -> Any:
-    return torch.linalg.solve(a, b)
+    """Of ints or bools too: in float64, as NumPy solves them (torch refuses them)."""
+    return torch.linalg.solve(_as_float(a), _as_float(b))
 
 
 # --- matmul's adjoint, one kernel each for matrices and vectors ----------------------------
@@ -566,11 +567,11 @@ def zeros_like(x: Any, dtype: Any = None) -> Any:
 
 
 def ones_like(x: Any, dtype: Any = None) -> Any:
-    return torch.ones_like(x, dtype=native_dtype(dtype))
+    return torch.ones_like(_tensor(x), dtype=native_dtype(dtype))
 
 
 def full_like(x: Any, fill_value: Any, dtype: Any = None) -> Any:
-    return torch.full_like(x, fill_value, dtype=native_dtype(dtype))
+    return torch.full_like(_tensor(x), fill_value, dtype=native_dtype(dtype))
 
 
 def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> Any:
