@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
 import inspect
 from typing import Any
 
@@ -611,6 +612,12 @@ class Normalizer:
                     "array"
             if prim == "copy" and res.conversion == "detached":
                 prim = "stop_gradient"
+            elif res.conversion == "detached" and prim in ("stack", "astype"):
+                # torch.tensor([w[1], w[0] * 2.0]): a new tensor of the values, which torch's
+                # autograd cuts from them (as it does a tensor's copy): no gradient flows back
+                made = self._prim(dataclasses.replace(res, conversion="same"), node)[0]
+                inner = self._bind_temp("values", made)
+                return Op(OpKind.PRIM, "stop_gradient", [inner], source=res.label), "array"
         word = _prim_word(prim) if prim != "copy" else "array"
         custom = is_custom(prim)
         args, kwargs = self._operands(prim, bound, res, node, custom)

@@ -2093,3 +2093,24 @@ def test_masks_and_numbers_meet_torch(framework: str) -> None:
     three_modes(mean_of_a_product_of_masks, [np.array([0.3, 0.7, 0.1])], framework)
     three_modes(solve_of_masks, [], framework, refusable=("tensorflow",))
     three_modes(ones_like_a_number, [0.5], framework, refusable=("tensorflow",))
+
+
+def tensor_of_entries(x, w):
+    v = TORCH.tensor([w[1], w[0] * 2.0])
+    return TORCH.expm1(v).sum() + (x * x).sum()
+
+
+def test_a_tensor_made_of_entries_is_cut_from_them() -> None:
+    """``torch.tensor([w[1], w[0] * 2.0])`` copies the values into a new leaf: torch's autograd
+    gives ``w`` nothing through it. gradlab stacked them with a gradient (jvp and grad
+    differed from torch's, people fuzzer seed 707); now a stop_gradient of the stack."""
+    require("torch")
+    import torch
+    global TORCH
+    TORCH = torch
+    x, w = torch.tensor([0.5, -1.0]), torch.tensor([0.1, 0.2, 0.3])
+    dx, dw = gradlab.grad(tensor_of_entries, (0, 1))(x, w)
+    torch.testing.assert_close(dx, 2 * x)
+    torch.testing.assert_close(dw, torch.zeros_like(w))
+    _, tangent = gradlab.jvp(tensor_of_entries, 1)(x, w, torch.ones_like(w))
+    assert float(tangent) == 0.0
