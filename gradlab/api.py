@@ -446,8 +446,9 @@ class GradientFunction(GeneratedFunction):
             if getattr(value, "shape", ()):
                 _require_scalar(value, self)
             x = args[self.wrt_index]
-            if type(grads) is type(x) and getattr(grads, "dtype", None) is getattr(
-                    x, "dtype", None) and floating(x):
+            dtype = getattr(x, "dtype", None)
+            if type(grads) is type(x) and getattr(grads, "dtype", None) is dtype and (
+                    dtype is _FLOAT64 or floating(x)):
                 return grads
             return conform_gradients(grads, args, self, plain[1])  # type: ignore[index]
         return self._call_checked(types, args, seed, kwargs)
@@ -648,6 +649,10 @@ def refuse_complex_gradient(df: GeneratedFunction, g: Any, x: Any) -> None:
             f"complex value computed from a real input: gradlab differentiates complex values "
             f"only as constants (z.real, np.abs(z) of a complex argument are fine). Split the "
             f"complex value into its real and imaginary parts, as real arrays")
+
+
+#: the common dtype, told by identity before :func:`floating` (W1's gradient takes ~6 µs)
+_FLOAT64 = np.dtype(np.float64)
 
 
 def floating(x: Any) -> bool:

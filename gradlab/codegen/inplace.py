@@ -336,8 +336,23 @@ def functional_updates(tree: ast.Module) -> None:
     ast.fix_missing_locations(tree)
 
 
+def _statements(tree: ast.AST) -> list[ast.stmt]:
+    """Every statement of ``tree``, nested ones too (not the expressions: a walk of those was
+    a good part of a cold transform's time)."""
+    out: list[ast.stmt] = []
+    todo: list[ast.AST] = [tree]
+    while todo:
+        n = todo.pop()
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(n, field, None)
+            if isinstance(block, list):
+                todo.extend(block)
+                out.extend(s for s in block if isinstance(s, ast.stmt))
+    return out
+
+
 def _zeros_buffers(tree: ast.AST) -> set[str]:
-    return {n.targets[0].id for n in ast.walk(tree) if isinstance(n, ast.Assign)
+    return {n.targets[0].id for n in _statements(tree) if isinstance(n, ast.Assign)
             and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
             and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Attribute)
             and n.value.func.attr == "zeros_like"}
@@ -345,9 +360,11 @@ def _zeros_buffers(tree: ast.AST) -> set[str]:
 
 def has_updates_in_place(text: str) -> bool:
     """Whether generated text holds an update in place (then it needs a functional twin)."""
+    if "] += " not in text and "] = " not in text:   # (parsing is a cold transform's cost)
+        return False
     tree = ast.parse(text)
     buffers = _zeros_buffers(tree)
     return any(isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Subscript) or
                isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Subscript)
                and isinstance(n.targets[0].value, ast.Name) and n.targets[0].value.id in buffers
-               for n in ast.walk(tree))
+               for n in _statements(tree))

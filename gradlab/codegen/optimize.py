@@ -44,10 +44,10 @@ def optimize(fn: gast.FunctionDef, keep: set[str], user_names: set[str],
         changed |= _drop_where(names, lambda b, i: _fold_local_negation(b, i, names,
                                                                         user_names))
         changed |= _drop_where(names, lambda b, i: _is_dead(b[i], names, keep))
-        faint = _faint_assignments(names, keep)
-        changed |= _drop_where(names, lambda b, i: id(b[i]) in faint)
-        if not changed:
-            break
+        if not changed:      # the liveness pass, once the cheap passes have nothing left
+            faint = _faint_assignments(names, keep)
+            if not faint or not _drop_where(names, lambda b, i: id(b[i]) in faint):
+                break
     _drop_dangling_comments(fn.body)
     _fix_empty_blocks(fn.body)
     return fn
@@ -167,10 +167,20 @@ class _Unanalysed(Exception):
     then it removes nothing."""
 
 
-def _reads(node: Any) -> set[str]:
-    parts = node if isinstance(node, list) else [node]
-    return {n.id for part in parts if isinstance(part, gast.AST) for n in trees.walk(part)
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+_READS: dict[int, frozenset[str]] = {}    # a pass's memo of each node's reads (by id)
+
+
+def _reads(node: Any) -> frozenset[str]:
+    key = id(node)
+    found = _READS.get(key)
+    if found is None:
+        parts = node if isinstance(node, list) else [node]
+        found = frozenset(n.id for part in parts if isinstance(part, gast.AST)
+                          for n in trees.walk(part)
+                          if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
+        if not isinstance(node, list):
+            _READS[key] = found
+    return found
 
 
 def _faint_assignments(names: _Names, keep: set[str]) -> set[int]:
@@ -187,6 +197,8 @@ def _faint_assignments(names: _Names, keep: set[str]) -> set[int]:
         _live_before(fn.body, set(keep), dead, record=True)
     except _Unanalysed:
         return set()
+    finally:
+        _READS.clear()      # (ids are reused once the nodes are gone)
     return dead
 
 
@@ -212,7 +224,7 @@ def _live_before_one(s: gast.stmt, live: set[str], dead: set[int], record: bool)
     if isinstance(s, (gast.Expr, gast.Pass, gast.Return)):   # (what ``keep`` names stays)
         return live | _reads(s)
     if isinstance(s, gast.If):
-        return _reads(s.test) | _live_before(s.body, live, dead, record) | _live_before(
+        return set(_reads(s.test)) | _live_before(s.body, live, dead, record) | _live_before(
             s.orelse, live, dead, record)
     if isinstance(s, (gast.For, gast.While)) and not s.orelse:
         target = _target_names(s.target) or set() if isinstance(s, gast.For) else set()
