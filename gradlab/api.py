@@ -169,9 +169,10 @@ class GeneratedFunction:
         there is none."""
         lean = self._leaner.get(impl)
         if lean is None:
+            if len(self._leaner) >= 64:     # (bounded: past that, the code as shown runs)
+                return impl
             lean = self._make_lean(impl)
-            if len(self._leaner) < 64:
-                self._leaner[impl] = lean
+            self._leaner[impl] = lean
         return lean
 
     def _make_lean(self, impl: Callable[..., Any]) -> Callable[..., Any]:

@@ -6,7 +6,8 @@ different in what they compute.
   does anyway is skipped, and the numbers of a product are multiplied first.
 - ``p + -q`` written ``p - q``. Dead code and copies removed. Both passes are deliberately conservative: a statement is dead
   only if nothing anywhere in the function reads what it assigns and it has no effect (stack
-  pushes and pops are effects); a copy ``a = b`` is propagated only when ``a`` is a generated
+  pushes and pops are effects), or, once that finds nothing, if a liveness pass that follows
+  the loops finds that nothing needs it (a loop's accumulator that only reads itself); a copy ``a = b`` is propagated only when ``a`` is a generated
   name assigned once and ``b`` is never reassigned, so the user's own names always stay visible.
   They run until nothing changes: a round that changes something deletes a statement, so the
   rounds are at most as many as the statements.
