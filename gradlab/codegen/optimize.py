@@ -168,6 +168,9 @@ class _Unanalysed(Exception):
     then it removes nothing."""
 
 
+#: the statements the liveness pass follows (a function with any other loses nothing)
+_FOLLOWED = (gast.Assign, gast.AugAssign, gast.Expr, gast.Pass, gast.Return, gast.If, gast.For,
+             gast.While)
 _READS: dict[int, frozenset[str]] = {}    # a pass's memo of each node's reads (by id)
 
 
@@ -192,6 +195,10 @@ def _faint_assignments(names: _Names, keep: set[str]) -> set[int]:
     push, a condition, an update in place or a call that may have an effect is needed, and so
     is what ``keep`` names at the end. Code with ``break``, ``try`` or a nested ``def`` loses
     nothing."""
+    statements = [s for block in names.blocks for s in block]
+    if not any(isinstance(s, (gast.For, gast.While)) for s in statements) or not all(
+            isinstance(s, _FOLLOWED) for s in statements):
+        return set()        # no loop (the simple rule finds it all), or a statement not followed
     fn = names.function
     dead: set[int] = set()
     try:
