@@ -73,10 +73,15 @@ def logsumexp_shift(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
         return float(x) if math.isfinite(x) else 0.0
     if 0 in tuple(gl.shape(x)):
         return gl.sum(gl.zeros_like(x), axis=axis, keepdims=keepdims)
-    m = gl.stop_gradient(gl.max(x, axis=axis, keepdims=keepdims))
-    if not any(kind in str(m.dtype) for kind in ("float", "complex")):
-        return gl.astype(m, gl.dtype(1.0))  # of bools or ints: NumPy's float64 (bool - bool fails)
-    return gl.where(gl.isfinite(m), m, gl.zeros_like(m))
+    m = gl.stop_gradient(_inexact(gl.max(x, axis=axis, keepdims=keepdims)))
+    return gl.where(gl.isfinite(m), m, gl.zeros_like(m))     # (bool - bool fails: float64)
+
+
+def _inexact(x: Any) -> Any:
+    """``x``, in float64 where it holds bools or ints, as NumPy computes with them."""
+    if any(kind in str(x.dtype) for kind in ("float", "complex")):
+        return x
+    return gl.astype(x, gl.dtype(1.0))
 
 
 def logsumexp(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
@@ -220,8 +225,8 @@ def norm(x: Any, ord: Any = None, axis: Any = None, *, keepdims: bool = False) -
         # a Python number (np.linalg.norm(b) of one): a float64 array of the backend, as NumPy
         # makes of it, which the rules (and torch, TensorFlow) take
         x = gl.array(float(x))
-    elif not any(kind in str(x.dtype) for kind in ("float", "complex")):
-        x = gl.astype(x, gl.dtype(1.0))    # of bools or ints: in float64, as NumPy computes it
+    else:
+        x = _inexact(x)
     if isinstance(ord, str) and ord != "fro":
         raise GradlabError(
             f"a norm with ord={ord!r}: gradlab differentiates the vector norms (ord a number, "
