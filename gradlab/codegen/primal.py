@@ -274,12 +274,16 @@ class _InlineRewriter(gast.NodeTransformer):
     def _kept(self, node: gast.Call, res: Any) -> gast.expr:
         """A call kept as written (no gradient through it) on the backend's values: a NumPy
         or SciPy function runs on NumPy arrays, its arrays come back as the backend's
-        (``gl.numpy_call(np.unique, b)``); ``v.tolist()`` reads a NumPy copy (TensorFlow's
-        tensors have no ``tolist``). Any other call is left to the value's own methods."""
+        (``gl.numpy_call(np.unique, b)``); ``v.tolist()`` and ``v.numpy()`` read a NumPy copy
+        (TensorFlow's tensors have no ``tolist``, and where the user's framework made a tensor
+        gradlab may hold a Python or NumPy number, which has no ``numpy``: ``tf.greater(x, x)``
+        of a float ``x``). Any other call is left to the value's own methods."""
         func = node.func
-        if isinstance(func, gast.Attribute) and func.attr == "tolist" \
+        if isinstance(func, gast.Attribute) and func.attr in ("tolist", "numpy") \
                 and not node.args and not node.keywords:
             copy = call(attr(self.e.gl, "to_numpy"), [func.value])
+            if func.attr == "numpy":
+                return copy
             return call(gast.Attribute(value=copy, attr="tolist", ctx=gast.Load()), [])
         if (getattr(res.callee, "__module__", None) or "").split(".")[0] not in (
                 "numpy", "scipy") and not (res.label.split(".")[0] in ("np", "numpy", "scipy")):

@@ -2114,3 +2114,57 @@ def test_a_tensor_made_of_entries_is_cut_from_them() -> None:
     torch.testing.assert_close(dw, torch.zeros_like(w))
     _, tangent = gradlab.jvp(tensor_of_entries, 1)(x, w, torch.ones_like(w))
     assert float(tangent) == 0.0
+
+
+def reductions_of_a_number(x, w):
+    """``np.any``/``np.cumsum``/``np.flip`` of a Python float and float functions of a truth
+    value: NumPy takes numbers and bools; torch and TensorFlow take tensors only."""
+    hit = np.any(w)
+    return np.sum(np.minimum(x, hit) ** 2) + np.sum(np.cumsum(w) * x) \
+        + np.exp(w > 0) * np.sum(np.flip(w) * x) + np.round(w < 0) * x[0]
+
+
+def test_reductions_and_bools_of_a_python_number(framework: str) -> None:
+    """``np.any(w)`` of a Python float crashed on torch (people fuzzer seed 909); ``np.exp`` of
+    a Python bool crashed on torch and TensorFlow. A number now becomes the framework's tensor
+    first, or is answered as NumPy answers it (``np.exp(True)`` in float16, as NumPy)."""
+    three_modes(reductions_of_a_number, [0.5], framework, refusable=("tensorflow",))
+
+
+def numpy_of_a_comparison(x):
+    v1 = TF.math.greater(x, x)
+    v2 = TF.constant(v1.numpy())
+    return TF.cast(v2, TF.float64) + TF.math.square(x)
+
+
+def through_numpy(x):
+    return TF.reduce_sum(TF.constant(x.numpy()) * x)
+
+
+def test_numpy_method_of_a_value_held_as_a_number() -> None:
+    """``tf.greater(x, x).numpy()`` of a Python float ``x``: gradlab holds the comparison as a
+    NumPy bool, which has no ``.numpy()`` (crashed; people fuzzer seed 909). ``.numpy()`` of a
+    kept value is now ``gl.to_numpy``; of a value carrying a gradient it stays refused."""
+    require("tensorflow")
+    import tensorflow as tf
+    global TF
+    TF = tf
+    value, g = gradlab.value_and_grad(numpy_of_a_comparison)(0.75)
+    assert float(value) == pytest.approx(0.5625) and float(g) == pytest.approx(1.5)
+    with pytest.raises(GradlabError, match="numpy"):
+        gradlab.grad(through_numpy)(tf.constant([1.0, 2.0], dtype=tf.float64))
+
+
+def reductions_of_0d_values_over_an_axis(x, w):
+    """NumPy reduces a 0-d value over axis 0 or -1 as over all its axes (none); ``np.tile`` and
+    ``np.clip`` take a number (here a Python float on every backend)."""
+    v = np.ones((), dtype=np.float64) * np.sum(x)
+    t = np.tile(w, (2, 1))
+    return v.min(-1) + np.sum(v, axis=0) ** 2 + np.sum(t * x[:2]) + np.clip(w, -1.0, 0.3) * x[0] \
+        + np.max(v, 0) * np.prod(v, axis=0) + np.sum(np.any(v, -1) * x)
+
+
+def test_reductions_of_0d_values_over_an_axis(framework: str) -> None:
+    """``v.min(-1)`` of a 0-d ``v`` crashed on TensorFlow and JAX, ``np.tile`` of a Python float
+    on torch (people fuzzer seeds 808/909)."""
+    three_modes(reductions_of_0d_values_over_an_axis, [0.5], framework)

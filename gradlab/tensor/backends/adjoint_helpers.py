@@ -46,6 +46,8 @@ def broadcast_like(g: Any, x: Any) -> Any:
     target = gl.shape(x)
     if gl.shape(g) == target:
         return g
+    if not target and gl.size(g) == 1:   # a 0-d value reduced over axis 0 or -1, as NumPy
+        return gl.reshape(g, ())         # allows: its gradient, unreduced over that axis
     return gl.broadcast_to(g, target)
 
 
@@ -233,6 +235,8 @@ def prod_others(x: Any, axis: Any = None) -> Any:
     slice gets the product of the rest; with two zeros, every entry gets 0."""
     if isinstance(x, (int, float)):
         return 1.0        # a number is its own product: no other entry
+    if gl.ndim(x) == 0:   # so is a 0-d value, over axis 0 or -1 too (as NumPy allows)
+        return gl.ones_like(x)
     zero = gl.equal(x, 0)
     nonzero = gl.where(zero, gl.ones_like(x), x)
     rest = gl.prod(nonzero, axis=axis, keepdims=True)
@@ -247,6 +251,8 @@ def prod_others_jvp(x: Any, x_dot: Any, axis: Any = None) -> Any:
     ``prod``), exact at zero entries: each case of how many zeros a slice holds."""
     if isinstance(x, (int, float)):
         return 0.0        # the constant 1 of a number
+    if gl.ndim(x) == 0:
+        return gl.zeros_like(x)
     zero = gl.equal(x, 0)
     nonzero = gl.where(zero, gl.ones_like(x), x)
     rest = gl.prod(nonzero, axis=axis, keepdims=True)

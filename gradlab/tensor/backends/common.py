@@ -33,8 +33,9 @@ def is_basic_index(index: Any) -> bool:
 
 
 def normalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
-    """Axes as a sorted tuple of non-negative ints; ``None`` means every axis."""
-    if axis is None:
+    """Axes as a sorted tuple of non-negative ints; ``None`` means every axis. A 0-d value has
+    none, whichever it is reduced over (NumPy reduces one over axis 0 or -1)."""
+    if axis is None or ndim == 0:
         return tuple(range(ndim))
     if isinstance(axis, (tuple, list)):
         return tuple(sorted(a % ndim for a in axis))

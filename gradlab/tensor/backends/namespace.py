@@ -65,6 +65,7 @@ def assemble(backend: Backend, device: Any = None) -> types.ModuleType:
     if not backend.wraps_python_numbers:
         if backend.casts_like_numpy:
             names.update(promote.numpy_typed_versions(names))
+            names.update(scalars.numpy_axes_versions(names))
         return tensor_ns
     gl = types.ModuleType(tensor_ns.__name__, tensor_ns.__doc__)
     gl.__dict__.update(names)

@@ -325,6 +325,8 @@ def broadcast_like(g: Any, x: Any) -> Any:
         dt = np.result_type(g, 1.0)
     if isinstance(g, (int, float)):
         return np.full(x.shape, g, dtype=dt)
+    if not x.shape and np.size(g) == 1:    # a 0-d value reduced over axis 0 or -1 (see the
+        return np.reshape(np.asarray(g, dtype=dt), ())     # generic broadcast_like)
     return np.broadcast_to(np.asarray(g, dtype=dt), np.shape(x))
 
 

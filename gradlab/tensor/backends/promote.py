@@ -66,11 +66,15 @@ def numpy_typed(name: str, array_fn: Callable[[Any], Any], native: Callable[[str
     """``array_fn`` of a tensor, cast first as NumPy computes it (see :func:`casts`); a value
     that is not a tensor goes to ``array_fn`` as it is."""
     table = casts(name, native)
-    numbers = (float, int) if name in UNWRAPPED else ()    # (the others: see scalars.py)
+    # (the others: see scalars.py)
+    numbers = (float, int, bool, np.float64, np.float32, np.float16, np.int64, np.int32,
+               np.bool_) if name in UNWRAPPED else ()
 
     def op(x: Any) -> Any:
         if type(x) in numbers:       # math.floor(np.mean(v)) of a Python float: NumPy's value
             return float(getattr(np, name)(x))
+        if type(x) is bool:          # np.exp(w > 0) of a Python float w: NumPy's bool, cast
+            x = np.bool_(x)
         dtype = getattr(x, "dtype", None)
         if dtype in table:
             to = table[dtype]
@@ -105,6 +109,8 @@ def numpy_round(array_fn: Callable[..., Any], native: Callable[[str], Any],
     whole[native("bool")] = native(numpy_dtype("round", "bool"))
 
     def round(x: Any, decimals: int = 0) -> Any:
+        if type(x) in (bool, np.bool_):             # np.round(True): 1.0 (JAX refuses it)
+            return float(x)
         dtype = getattr(x, "dtype", None)
         if dtype in whole:
             if whole[dtype] is not None:

@@ -37,6 +37,10 @@ def _sign(x: float) -> float:
 #: code kept as written on constants gives one, and torch refuses it as it refuses a float).
 NUMBERS = frozenset({float, int, np.float64, np.float32, np.float16, np.int64, np.int32})
 
+#: ... and truth values, which NumPy counts as 0 and 1 (``np.exp(x > 0)`` of a float ``x``:
+#: ``tf.exp(True)`` and ``torch.exp(True)`` raise)
+NUMBERS_AND_BOOLS = NUMBERS | {bool, np.bool_}
+
 
 #: primitive name -> its value on one Python number
 SCALAR_FUNCTIONS: dict[str, Callable[[float], Any]] = dict(
@@ -56,6 +60,12 @@ SCALAR_PREDICATES: dict[str, Callable[[float], bool]] = dict(
     isnan=math.isnan, isinf=math.isinf, isfinite=math.isfinite, logical_not=lambda x: not x)
 
 
+_BOOLS = frozenset({bool, np.bool_})
+#: NumPy computes its float functions of a truth value in float16 (``np.exp(True)`` is 2.719)
+_NUMPY_OF_BOOL = {name: getattr(np, name) for name in SCALAR_FUNCTIONS
+                  if isinstance(getattr(np, name, None), np.ufunc)}
+
+
 def scalar_first(name: str, array_fn: Callable[[Any], Any], casts: dict[Any, Any] | None = None,
                  astype: Callable[[Any, Any], Any] | None = None) -> Callable[[Any], Any]:
     """``array_fn`` for tensors; for a Python int or float, the ``math`` value as a Python
@@ -64,10 +74,12 @@ def scalar_first(name: str, array_fn: Callable[[Any], Any], casts: dict[Any, Any
     bools), with ``astype``; the check is in this one frame, not a second wrapper."""
     scalar_fn: Callable[[float], Any] = SCALAR_FUNCTIONS.get(name) or SCALAR_PREDICATES[name]
     table = casts or {}
-    numbers = NUMBERS | {bool, np.bool_} if name in SCALAR_PREDICATES else NUMBERS
+    numbers = NUMBERS_AND_BOOLS
 
     def op(x: Any) -> Any:
         if type(x) in numbers:
+            if type(x) in _BOOLS and name in _NUMPY_OF_BOOL:   # NumPy's value: in float16
+                return float(_NUMPY_OF_BOOL[name](x))
             try:
                 return scalar_fn(float(x))
             except (ValueError, OverflowError, ZeroDivisionError):
@@ -90,23 +102,51 @@ def scalar_first(name: str, array_fn: Callable[[Any], Any], casts: dict[Any, Any
 
 
 #: reductions, and what each gives for one number (``np.sum(0.5)`` is 0.5, its var 0.0)
-SCALAR_REDUCTIONS: dict[str, Callable[[float], float]] = dict(
+SCALAR_REDUCTIONS: dict[str, Callable[[float], Any]] = dict(
     sum=float, mean=float, prod=float, max=float, min=float, logsumexp=float,
-    var=lambda x: 0.0, std=lambda x: 0.0)
+    var=lambda x: 0.0, std=lambda x: 0.0, any=bool, all=bool)
+
+#: the axes NumPy lets a 0-d array be reduced over, as over all of them (``v.min(-1)`` of a
+#: 0-d ``v``); torch, TensorFlow and JAX refuse them
+_AXES_OF_0D = (0, -1, (0,), (-1,))
 
 
-def reduction_first(name: str, array_fn: Callable[..., Any]) -> Callable[..., Any]:
+def reduction_first(name: str, array_fn: Callable[..., Any],
+                    array: Callable[[Any], Any] | None = None) -> Callable[..., Any]:
     """``array_fn`` for tensors; a Python int or float reduced over every axis (its only one)
-    is a Python float, as NumPy would give (``np.sum(x * 1.0 if c else 0.5)``)."""
+    is a Python float, as NumPy would give (``np.sum(x * 1.0 if c else 0.5)``), and over an
+    axis, with ``array``, a 0-d tensor. A 0-d value reduced over axis 0 or -1 is reduced over
+    all its axes (none), as NumPy allows."""
     scalar_fn = SCALAR_REDUCTIONS[name]
 
     @functools.wraps(array_fn)
     def op(x: Any, axis: Any = None, **kwargs: Any) -> Any:
-        if type(x) in NUMBERS and axis is None and not kwargs.get("ddof"):
-            return scalar_fn(x)
+        if type(x) in NUMBERS_AND_BOOLS:
+            if axis is None and not kwargs.get("ddof"):
+                return scalar_fn(x)
+            if array is not None:
+                x = array(x)
+        if axis is not None and axis in _AXES_OF_0D and getattr(x, "ndim", None) == 0:
+            axis = None
         # without keywords (the common call) no dict is unpacked into the call
         return array_fn(x, axis, **kwargs) if kwargs else array_fn(x, axis)
     return op
+
+
+def numpy_axes_versions(ns: dict[str, Any]) -> dict[str, Callable[..., Any]]:
+    """For a namespace that takes Python numbers as they are (JAX): its reductions, with a 0-d
+    value reduced over axis 0 or -1 as NumPy reduces it (see :func:`reduction_first`)."""
+    out: dict[str, Callable[..., Any]] = {}
+    for name in SCALAR_REDUCTIONS:
+        fn = ns[name]
+
+        def op(x: Any, axis: Any = None, *args: Any, __fn: Any = fn, **kwargs: Any) -> Any:
+            if axis is not None and axis in _AXES_OF_0D and (
+                    type(x) in NUMBERS_AND_BOOLS or getattr(x, "ndim", None) == 0):
+                axis = None
+            return __fn(x, axis, *args, **kwargs)
+        out[name] = functools.wraps(fn)(op)
+    return out
 
 
 _INTEGERS = frozenset({int, np.int64, np.int32})
@@ -157,9 +197,29 @@ def round_first(array_fn: Callable[..., Any]) -> Callable[..., Any]:
     as a Python float (``round(3.14159, 2)`` in the user's code)."""
     @functools.wraps(array_fn)
     def op(x: Any, decimals: int = 0) -> Any:
-        if type(x) in NUMBERS:
+        if type(x) in NUMBERS_AND_BOOLS:
             return float(np.round(x, decimals))
         return array_fn(x, decimals)
+    return op
+
+
+#: primitives of one array with no Python-number version of their own: a number is first made
+#: the framework's 0-d tensor of NumPy's dtype (``np.any(x)`` or ``np.cumsum(x)`` of a float
+#: ``x`` on torch, ``scipy.special.softmax`` of one number on TensorFlow)
+TENSOR_FIRST = ("cumsum", "flip", "squeeze", "softmax", "log_softmax", "rsqrt", "argsort",
+                "logsumexp_shift", "norm", "linalg_norm", "prod_others", "tile", "expand_dims",
+                "clip")
+
+
+def tensor_first(array_fn: Callable[..., Any], array: Callable[[Any], Any]
+                 ) -> Callable[..., Any]:
+    """``array_fn``, with a Python or NumPy number (or truth value) first made a tensor by
+    ``array`` (the namespace's ``array``: NumPy's dtype, float64 for a Python float)."""
+    @functools.wraps(array_fn)
+    def op(x: Any, *args: Any, **kwargs: Any) -> Any:
+        if type(x) in NUMBERS_AND_BOOLS:
+            x = array(x)
+        return array_fn(x, *args, **kwargs)
     return op
 
 
@@ -181,10 +241,14 @@ def python_number_versions(ns: dict[str, Any], casts_like_numpy: bool = False
     if casts_like_numpy:
         for name in promote.UNWRAPPED:
             out[name] = promote.numpy_typed(name, ns[name], native, astype)
+    array = ns.get("array")
     for name in SCALAR_REDUCTIONS:
-        out[name] = reduction_first(name, ns[name])
+        out[name] = reduction_first(name, ns[name], array)
     for name in SCALAR_BINARY:
         out[name] = binary_first(name, ns[name])
+    for name in TENSOR_FIRST:
+        if name in ns and array is not None:
+            out[name] = tensor_first(ns[name], array)
     out["round"] = round_first(promote.numpy_round(ns["round"], native, astype)
                                if casts_like_numpy
                                else ns["round"])
