@@ -563,6 +563,10 @@ class Normalizer:
     def _call(self, node: gast.Call) -> tuple[Op, str]:
         res = self.resolver.call(node)
         if res.kind == "prim":
+            if res.prim == "copy" and any(isinstance(a, gast.Constant) and isinstance(
+                    a.value, str) for a in node.args):
+                # float('inf'), float('nan'): a number read from text, not a copy of a value
+                return Op(OpKind.STATIC, node=node, source=res.label), "number"
             return self._prim(res, node)
         indexed = self._size_of_dim(node)
         if indexed is not None:

@@ -2168,3 +2168,16 @@ def test_reductions_of_0d_values_over_an_axis(framework: str) -> None:
     """``v.min(-1)`` of a 0-d ``v`` crashed on TensorFlow and JAX, ``np.tile`` of a Python float
     on torch (people fuzzer seeds 808/909)."""
     three_modes(reductions_of_0d_values_over_an_axis, [0.5], framework)
+
+
+def smallest_square_from_infinity(x):
+    best = float('inf')
+    for v in x:
+        best = min(best, v * v)
+    return best + np.sum(x) + float("1.5") * x[0]
+
+
+def test_a_number_read_from_text(framework: str) -> None:
+    """``float('inf')`` was read as a copy of the string 'inf' (a crash: ``min('inf', ...)``);
+    it is a number, kept as written."""
+    three_modes(smallest_square_from_infinity, [], framework)
