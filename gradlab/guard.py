@@ -188,7 +188,7 @@ def verify(df: Any, original: Original, value: Any, args: tuple[Any, ...],
     if not original.ran:
         return original.why_not
     rtol, atol = tolerance(args, kwargs, original.value)
-    if same(original.value, value, rtol, atol):
+    if same(original.value, value, rtol, atol) and not _narrower(value, original.value):
         return ""
     again = run_original(df, args, kwargs)
     if not again.ran or not same(original.value, again.value, rtol, atol):
@@ -229,6 +229,19 @@ def _mismatch(df: Any, theirs: Any, ours: Any, args: tuple[Any, ...], kwargs: di
         f"gives it, so its gradient would be wrong. Write the line another way (NumPy's "
         f"spelling, explicit arguments), or pass check=False to gradlab.grad to take the "
         f"gradient of what the generated code computes", filename, lineno, line, name)
+
+
+def _narrower(ours: Any, theirs: Any) -> bool:
+    """Whether the generated code's value is an array of a narrower float than the function's
+    own array (float16 where a JAX program computes ``jnp.arctan2`` of bools in float32 but
+    gradlab, given Python numbers, in NumPy's float16): close at the wider dtype's loose
+    tolerance, but less precise than what the function computes."""
+    a, b = getattr(ours, "dtype", None), getattr(theirs, "dtype", None)
+    if a is None or b is None or isinstance(theirs, (float, int)):
+        return False
+    mine, yours = _dtype_name(ours), _dtype_name(theirs)
+    widths = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8}
+    return mine in widths and yours in widths and widths[mine] < widths[yours]
 
 
 def _precision_lost(theirs: Any, ours: Any) -> str:

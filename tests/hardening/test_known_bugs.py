@@ -2181,3 +2181,21 @@ def test_a_number_read_from_text(framework: str) -> None:
     """``float('inf')`` was read as a copy of the string 'inf' (a crash: ``min('inf', ...)``);
     it is a number, kept as written."""
     three_modes(smallest_square_from_infinity, [], framework)
+
+
+def atan2_of_jax_truth_values(x):
+    v3 = JNP.isfinite(x)
+    return JNP.atan2(v3, v3) * math.exp(math.cosh(JNP.log10(x ** 2 + 0.5)))
+
+
+def test_a_value_less_precise_than_the_functions_own_is_refused() -> None:
+    """A JAX program given a Python float: JAX computes ``jnp.atan2`` of its bools in float32,
+    gradlab (on Python numbers, NumPy's rules) in float16. The two agreed at float32's loose
+    tolerance, so a value 1e-4 off came back (people fuzzer seed 1001); a value in a narrower
+    float than the function's own is now refused, naming both dtypes."""
+    require("jax")
+    import jax.numpy as jnp
+    global JNP
+    JNP = jnp
+    with pytest.raises(GradlabError, match="in float16, where your function computes in float32"):
+        gradlab.value_and_grad(atan2_of_jax_truth_values)(-0.284119)

@@ -348,9 +348,11 @@ def _torch_autodiff(ref: Reference, what: str) -> Any:
     import torch
     if not _float_params(ref) or ref.native32:
         return None
-    prim = [torch.as_tensor(np.asarray(ref.coords.args(ref.coords.x0)[i]))
+    # copies: a program's ``w *= -1.0`` under torch.func.jvp scales its primal and tangent in
+    # place, which must not be the reference's own coordinates and tangents
+    prim = [torch.as_tensor(np.array(ref.coords.args(ref.coords.x0)[i]))
             for i in ref.wrt]
-    tangents = [torch.as_tensor(np.asarray(t, dtype=np.asarray(prim_i.numpy()).dtype))
+    tangents = [torch.as_tensor(np.array(t, dtype=np.asarray(prim_i.numpy()).dtype))
                 for t, prim_i in zip(ref.tangents, prim)]
     g = ref.frozen([])
     if what == "jvp":
