@@ -14,6 +14,7 @@ from typing import Any
 
 import gast
 
+from ..tensor.backends.promote import FLOAT_FUNCTIONS
 from ..tensor.spec import BOOLEAN, NONDIFFERENTIABLE, PRIMITIVES
 from . import ir, trees
 from .expand import expand
@@ -454,6 +455,16 @@ class Normalizer:
         return self._bind_temp(f"{_hint(atom) or 'mask'}_as_number",
                                Op(OpKind.PRIM, "astype", [atom, dtype]))
 
+    def _truth_as_float32(self, atom: ir.Atom) -> ir.Atom:
+        """torch and JAX compute their float functions of a truth value in float32, where
+        NumPy (and so gradlab's backends) compute them in float16 (``torch.tanh(m)`` of a mask
+        ``m``): the cast written out, as the framework does it."""
+        if not self._boolean(atom):
+            return atom
+        dtype = gast.Constant(value="float32", kind=None)
+        return self._bind_temp(f"{_hint(atom) or 'mask'}_as_float32",
+                               Op(OpKind.PRIM, "astype", [atom, dtype]))
+
     def _note_kind(self, target: str, op: Op) -> None:
         """Whether ``target`` now holds a Python list (items read with ``list_getitem``) and
         whether its items have names (``.values`` of ``torch.max(x, 1)``)."""
@@ -625,6 +636,8 @@ class Normalizer:
         word = _prim_word(prim) if prim != "copy" else "array"
         custom = is_custom(prim)
         args, kwargs = self._operands(prim, bound, res, node, custom)
+        if prim in _FLOAT_OF_TRUTH and _framework_of(res) in ("torch", "jax"):
+            args = [self._truth_as_float32(a) for a in args]
         if prim == "sum_list" and not (isinstance(args[0], str) and args[0] in self.lists):
             # builtin sum of an array adds up its rows: NumPy's sum over the first axis
             prim, kwargs = "sum", {"axis": gast.Constant(value=0, kind=None)}
@@ -852,6 +865,17 @@ def _keepdims_decides(kwargs: dict[str, ir.Atom]) -> bool:
     flag, axis = kwargs.get("keepdims"), kwargs.get("axis")
     return flag is not None and not isinstance(flag, gast.Constant) and axis is not None and not (
         isinstance(axis, gast.Constant) and axis.value is None)
+
+
+#: float functions that NumPy computes of a truth value in float16, torch and JAX in float32
+_FLOAT_OF_TRUTH = frozenset(FLOAT_FUNCTIONS) | {"arctan2", "hypot"}
+
+
+def _framework_of(res: Resolution) -> str:
+    """``torch`` or ``jax`` for a call of that framework's function (``torch.tanh``,
+    ``jnp.tanh``), else ``""``."""
+    root = res.module.split(".")[0]
+    return {"torch": "torch", "jax": "jax", "jnp": "jax", "jaxlib": "jax"}.get(root, "")
 
 
 def _conversion(bound: dict[str, gast.expr], lists: set[str]) -> tuple[str, dict[str, Any]]:

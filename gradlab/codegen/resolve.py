@@ -11,7 +11,7 @@ import ast
 import inspect
 import sys
 import types
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import gast
@@ -60,6 +60,8 @@ class Resolution:
     with_indices: str = ""
     #: what a conversion of an array gives (see :class:`gradlab.tensor.primitive.Meaning`)
     conversion: str = "copy"
+    #: the module of the function called (``torch`` for ``torch.tanh``, however it is spelled)
+    module: str = ""
 
     @property
     def as_written(self) -> bool:
@@ -129,7 +131,9 @@ class Resolver:
         if meaning is None and target is not None:
             meaning = _by_identity(target)
         if meaning is not None:
-            return self._spelled(meaning, node, label)
+            res = self._spelled(meaning, node, label)
+            module = getattr(target, "__module__", None) or path
+            return replace(res, module=module) if isinstance(module, str) else res
         if gives_no_gradient(path):
             return Resolution("static", label=label)
         if _is_user_function(target):
@@ -177,7 +181,8 @@ class Resolver:
             # x.transpose(1, 0) and x.transpose(0) pass the axes one by one
             args = [gast.Tuple(elts=args, ctx=gast.Load())]
         call = gast.Call(func=node.func, args=[receiver] + args, keywords=node.keywords)
-        return self._bind(meaning, call, label)
+        res = self._bind(meaning, call, label)     # (torch code's methods are torch's)
+        return replace(res, module="torch") if self.dialect == "torch" else res
 
     def _bind(self, meaning: Meaning, node: gast.Call, label: str, custom: bool = False
               ) -> Resolution:

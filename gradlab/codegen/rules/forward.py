@@ -247,7 +247,9 @@ def squared_difference(z, x, y):
 
 @tangent("hypot")
 def hypot(z, x, y):
-    z_dot = (x * x_dot + y * y_dot) / z
+    # z is 0 only where x and y are: the tangent there is 0 (as the reverse rule's)
+    z_or_1 = gl.where(gl.equal(z, 0.0), gl.ones_like(z), z)
+    z_dot = (x * x_dot + y * y_dot) / z_or_1
 
 
 @tangent("where")

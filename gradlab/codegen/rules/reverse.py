@@ -268,8 +268,10 @@ def squared_difference(z, x, y):
 
 @adjoint("hypot")
 def hypot(z, x, y):
-    dx = gl.unbroadcast(dz * x / z, x)
-    dy = gl.unbroadcast(dz * y / z, y)
+    # z is 0 only where x and y are (the cone's tip): the gradient there is 0, as the norm's
+    z_or_1 = gl.where(gl.equal(z, 0.0), gl.ones_like(z), z)
+    dx = gl.unbroadcast(dz * x / z_or_1, x)
+    dy = gl.unbroadcast(dz * y / z_or_1, y)
 
 
 @adjoint("where")

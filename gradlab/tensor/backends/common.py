@@ -80,12 +80,14 @@ def logsumexp_shift(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
 
 def _inexact(x: Any) -> Any:
     """``x``, in float64 where it holds bools or ints, as NumPy computes with them."""
-    if any(kind in str(x.dtype) for kind in ("float", "complex")):
+    dtype = getattr(x, "dtype", None)
+    if dtype is None or any(kind in str(dtype) for kind in ("float", "complex")):
         return x
     return gl.astype(x, gl.dtype(1.0))
 
 
 def logsumexp(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
+    x = _inexact(x)
     m = gl.logsumexp_shift(x, axis=axis, keepdims=True)
     out = gl.log(gl.sum(gl.exp(x - m), axis=axis, keepdims=True)) + m
     return out if keepdims else _drop(out, axis)
@@ -135,6 +137,7 @@ def squared_difference(x: Any, y: Any) -> Any:
 
 
 def softmax(x: Any, axis: int = -1) -> Any:
+    x = _inexact(x)      # (scipy's softmax of counts: float64, where TensorFlow's exp refuses)
     e = gl.exp(x - gl.stop_gradient(gl.max(x, axis=axis, keepdims=True)))
     return e / gl.sum(e, axis=axis, keepdims=True)
 
@@ -142,6 +145,7 @@ def softmax(x: Any, axis: int = -1) -> Any:
 def log_softmax(x: Any, axis: int = -1) -> Any:
     # (x - m) - log(sum(exp(x - m))), not x - logsumexp(x): for large x the latter rounds
     # the result to the precision of x itself (an ulp of 1000.0 is 6e-5 in float32).
+    x = _inexact(x)
     shifted = x - gl.stop_gradient(gl.max(x, axis=axis, keepdims=True))
     return shifted - gl.log(gl.sum(gl.exp(shifted), axis=axis, keepdims=True))
 

@@ -65,8 +65,23 @@ sinh, cosh, tanh, arcsinh, arccosh, arctanh = (tf.math.sinh, tf.math.cosh, tf.ma
 sigmoid, softplus, relu, erf = tf.math.sigmoid, tf.math.softplus, tf.nn.relu, tf.math.erf
 floor, ceil, negative, reciprocal = (tf.math.floor, tf.math.ceil, tf.math.negative,
                                      tf.math.reciprocal)
-isnan, isinf, isfinite, logical_not = (tf.math.is_nan, tf.math.is_inf, tf.math.is_finite,
-                                       tf.math.logical_not)
+logical_not = tf.math.logical_not
+
+
+def _of_numbers(test: Any, whole: bool) -> Any:
+    """``test`` of a float tensor; of an int or bool one (``np.isfinite(v.argmax())``), what
+    NumPy answers for whole numbers: ``whole`` everywhere (TensorFlow takes floats only)."""
+    def op(x: Any) -> Any:
+        dtype = getattr(x, "dtype", None)
+        if dtype is None or tf.as_dtype(dtype).is_floating:
+            return test(x)
+        return tf.fill(tf.shape(x), whole)
+    op.__name__ = test.__name__
+    return op
+
+
+isnan, isinf = _of_numbers(tf.math.is_nan, False), _of_numbers(tf.math.is_inf, False)
+isfinite = _of_numbers(tf.math.is_finite, True)
 add, subtract, multiply, divide, power = operator.add, operator.sub, operator.mul, \
     operator.truediv, operator.pow
 arctan2 = tf.math.atan2
