@@ -2261,3 +2261,32 @@ def test_softmax_of_counts(framework: str) -> None:
     """``scipy.special.softmax`` of ints crashed on TensorFlow (its exp takes floats; people
     fuzzer seed 2222): computed in float64, as SciPy does."""
     three_modes(softmax_of_counts, [0.1], framework)
+
+
+def determinant_of_a_mask(x):
+    m = np.equal(0.1, np.linalg.inv(x[:2, None] * x[None, :2] + np.eye(2)))
+    return np.linalg.det(m) * np.sum(x) + np.linalg.inv(m + np.eye(2))[0, 0] * x[0]
+
+
+def test_linear_algebra_of_a_mask(framework: str) -> None:
+    """``np.linalg.det`` of a mask crashed on torch and TensorFlow (they take floats only;
+    people fuzzer seed 3333): inv, det and slogdet of ints and bools compute in float64."""
+    three_modes(determinant_of_a_mask, [], framework)
+
+
+def flip_of_a_number(x, w):
+    v = TORCH.as_tensor(math.exp(w), dtype=TORCH.float64)
+    return TORCH.flip(v, dims=(0,)) * 2.0 + TORCH.sum(x ** 2)
+
+
+def test_flip_of_a_0d_value() -> None:
+    """``torch.flip(v, dims=(0,))`` of a 0-d ``v`` is ``v`` in torch; gradlab, given Python
+    numbers, ran NumPy's flip, which refuses the axis (a crash; people fuzzer seed 4444)."""
+    require("torch")
+    import torch
+    global TORCH
+    TORCH = torch
+    x = torch.tensor([0.5, -1.0], dtype=torch.float64)
+    dx, dw = gradlab.grad(flip_of_a_number, (0, 1))(x, 0.3)
+    torch.testing.assert_close(dx, 2 * x)
+    assert float(dw) == pytest.approx(2.0 * math.exp(0.3))

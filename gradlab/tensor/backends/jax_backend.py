@@ -62,7 +62,12 @@ def logsumexp(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
 # --- shapes and indexing -------------------------------------------------------------------
 reshape, transpose, swapaxes, moveaxis = jnp.reshape, jnp.transpose, jnp.swapaxes, jnp.moveaxis
 expand_dims, squeeze, concatenate = jnp.expand_dims, jnp.squeeze, jnp.concatenate
-split, broadcast_to, tile, flip = jnp.split, jnp.broadcast_to, jnp.tile, jnp.flip
+split, broadcast_to, tile = jnp.split, jnp.broadcast_to, jnp.tile
+
+
+def flip(x: Any, axis: Any = None) -> Any:
+    """jnp.flip; a 0-d value is itself (as torch flips one, see the NumPy backend's)."""
+    return x if jnp.ndim(x) == 0 else jnp.flip(x, axis)
 
 
 def repeat(x: Any, repeats: Any, axis: Any = None) -> Any:

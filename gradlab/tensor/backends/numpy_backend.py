@@ -166,7 +166,13 @@ def argmin(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
 # --- shapes and indexing -------------------------------------------------------------------
 reshape, transpose, swapaxes, moveaxis = np.reshape, np.transpose, np.swapaxes, np.moveaxis
 expand_dims, squeeze, concatenate, stack = np.expand_dims, np.squeeze, np.concatenate, np.stack
-split, broadcast_to, tile, flip = np.split, np.broadcast_to, np.tile, np.flip
+split, broadcast_to, tile = np.split, np.broadcast_to, np.tile
+
+
+def flip(x: Any, axis: Any = None) -> Any:
+    """NumPy's; a 0-d value is itself (torch flips one over dim 0 or -1, NumPy refuses: code
+    written for torch, run on Python numbers)."""
+    return x if np.ndim(x) == 0 else np.flip(x, axis)
 
 
 def repeat(x: Any, repeats: Any, axis: Any = None) -> Any:

@@ -367,6 +367,8 @@ def tile(x: Any, reps: Any) -> Any:
 
 def flip(x: Any, axis: Any = None) -> Any:
     x = _t(x)
+    if x.shape.rank == 0:     # itself, as torch flips one (see the NumPy backend's)
+        return x
     axes = list(range(x.shape.rank)) if axis is None else (
         [axis] if isinstance(axis, int) else list(axis))
     return tf.reverse(x, axes)
@@ -527,11 +529,20 @@ def meshgrid(*xs: Any, indexing: str = "xy") -> list[Any]:
 
 
 # --- linear algebra ------------------------------------------------------------------------
-inv, det, einsum = tf.linalg.inv, tf.linalg.det, tf.einsum
+einsum = tf.einsum
+
+
+def inv(x: Any) -> Any:
+    """Of ints or bools too: in float64, as NumPy inverts them (TensorFlow refuses them)."""
+    return tf.linalg.inv(_as_float(x))
+
+
+def det(x: Any) -> Any:
+    return tf.linalg.det(_as_float(x))
 
 
 def slogdet(x: Any) -> tuple[Any, Any]:
-    sign_, logabsdet = tf.linalg.slogdet(x)
+    sign_, logabsdet = tf.linalg.slogdet(_as_float(x))
     return sign_, logabsdet
 
 

@@ -349,6 +349,8 @@ def split(x: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
 
 
 def flip(x: Any, axis: Any = None) -> Any:
+    if x.dim() == 0:          # torch flips a 0-d tensor over dims 0 or -1: itself
+        return x.clone()
     dims = tuple(range(x.dim())) if axis is None else (
         (axis,) if isinstance(axis, int) else tuple(axis))
     return torch.flip(x, dims)
@@ -487,11 +489,20 @@ def meshgrid(*xs: Any, indexing: str = "xy") -> list[Any]:
 
 
 # --- linear algebra ------------------------------------------------------------------------
-inv, det, einsum = torch.linalg.inv, torch.linalg.det, torch.einsum
+einsum = torch.einsum
+
+
+def inv(x: Any) -> Any:
+    """Of ints or bools too: in float64, as NumPy inverts them (torch refuses them)."""
+    return torch.linalg.inv(_as_float(x))
+
+
+def det(x: Any) -> Any:
+    return torch.linalg.det(_as_float(x))
 
 
 def slogdet(x: Any) -> tuple[Any, Any]:
-    sign_, logabsdet = torch.linalg.slogdet(x)
+    sign_, logabsdet = torch.linalg.slogdet(_as_float(x))
     return sign_, logabsdet
 
 
