@@ -86,6 +86,8 @@ class Normalizer:
         self.temporaries: set[str] = set()
         self.fields: dict[str, tuple[str, ...]] = {}   # name -> its items' names
         self.booleans: set[str] = set()                # names that hold booleans
+        self.counts: set[str] = set()                  # ... and ints counted from booleans
+        self.dialect = dialect
 
     # --- entry ------------------------------------------------------------------------------
     def function(self) -> ir.Function:
@@ -465,6 +467,18 @@ class Normalizer:
         return self._bind_temp(f"{_hint(atom) or 'mask'}_as_float32",
                                Op(OpKind.PRIM, "astype", [atom, dtype]))
 
+    def _count_as_float(self, atom: ir.Atom, other: ir.Atom) -> ir.Atom:
+        """NumPy computes a count (``np.sum(mask)``, an int) times a Python float in float64;
+        torch in float32. In code written for NumPy the count is cast first, as NumPy
+        promotes it (in torch code, torch's float32 is what the function computes)."""
+        if self.dialect == "torch" or not (isinstance(atom, str) and atom in self.counts) or \
+                not (isinstance(other, Const) and type(other.value) is float):
+            return atom
+        dtype = gast.Call(func=gast.Attribute(value=gast.Name("gl", gast.Load(), None, None),
+                                              attr="dtype", ctx=gast.Load()),
+                          args=[_as_expr(other)], keywords=[])
+        return self._bind_temp(f"{atom}_as_float", Op(OpKind.PRIM, "astype", [atom, dtype]))
+
     def _note_kind(self, target: str, op: Op) -> None:
         """Whether ``target`` now holds a Python list (items read with ``list_getitem``) and
         whether its items have names (``.values`` of ``torch.max(x, 1)``)."""
@@ -484,6 +498,13 @@ class Normalizer:
             self.booleans.add(target)
         else:
             self.booleans.discard(target)
+        counted = (op.kind is OpKind.PRIM and op.prim in _COUNTING and bool(op.args) and (
+            self._boolean(op.args[0]) or op.args[0] in self.counts)) or (
+            copied and op.args[0] in self.counts)
+        if counted:
+            self.counts.add(target)
+        else:
+            self.counts.discard(target)
         fields = op.fields or (self.fields.get(op.args[0], ()) if copied else ())  # type: ignore[arg-type]
         if fields:
             self.fields[target] = fields
@@ -542,6 +563,7 @@ class Normalizer:
             hint = binop_hint(node.op, _hint(left), _hint(right))
             if prim in _ARITHMETIC:
                 left, right = self._as_number(left, right), self._as_number(right, left)
+                left, right = self._count_as_float(left, right), self._count_as_float(right, left)
             style = "call" if prim == "matmul" else "binop"
             return Op(OpKind.PRIM, prim, [left, right], style=style), hint
         if isinstance(node, gast.UnaryOp):
@@ -866,6 +888,9 @@ def _keepdims_decides(kwargs: dict[str, ir.Atom]) -> bool:
     return flag is not None and not isinstance(flag, gast.Constant) and axis is not None and not (
         isinstance(axis, gast.Constant) and axis.value is None)
 
+
+#: what NumPy computes as ints from booleans (or from such ints)
+_COUNTING = frozenset({"sum", "prod", "cumsum", "cumprod", "count_nonzero"})
 
 #: float functions that NumPy computes of a truth value in float16, torch and JAX in float32
 _FLOAT_OF_TRUTH = frozenset(FLOAT_FUNCTIONS) | {"arctan2", "hypot"}

@@ -2290,3 +2290,17 @@ def test_flip_of_a_0d_value() -> None:
     dx, dw = gradlab.grad(flip_of_a_number, (0, 1))(x, 0.3)
     torch.testing.assert_close(dx, 2 * x)
     assert float(dw) == pytest.approx(2.0 * math.exp(0.3))
+
+
+def mean_of_counts(x, w):
+    counts = np.sum(np.less_equal(np.greater(w, 0.5), w), -1, keepdims=True)
+    return np.mean(counts * 1.0) * np.sum(x) + np.transpose(np.log10(np.sum(w > 0) + 1.0), ())
+
+
+def test_counts_times_a_float_in_numpy_code(framework: str) -> None:
+    """``np.sum(mask) * 1.0`` is float64 in NumPy, float32 in torch (an int64 tensor times a
+    Python float): a NumPy program on torch got 2/3 rounded to float32 (people fuzzer seed
+    4444). A count times a float is cast to the float's dtype first in code written for
+    NumPy; ``np.transpose`` of a NumPy number crashed on torch."""
+    w = np.array([[0.3, 0.7, 1.5], [0.2, -0.1, 0.9], [1.2, 0.4, 0.6]])
+    three_modes(mean_of_counts, [w], framework, refusable=("tensorflow",))

@@ -287,6 +287,8 @@ def reshape(x: Any, shape: Any) -> Any:
 def transpose(x: Any, axes: Any = None) -> Any:
     if type(x) is float or type(x) is int:
         return x                # a number is its own transpose (NumPy: of every axis order)
+    if not isinstance(x, torch.Tensor):
+        x = _tensor(x)          # a NumPy scalar or array (np.log10 of a count kept as written)
     if axes is None:
         if x.dim() < 2:
             return x            # NumPy's .T of a number or a vector is itself
