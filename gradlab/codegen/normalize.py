@@ -450,12 +450,15 @@ class Normalizer:
         if not self._boolean(atom) or self._boolean(other) or isinstance(other, Const) and (
                 isinstance(other.value, bool)):
             return atom
+        return self._cast_like(atom, other, f"{_hint(atom) or 'mask'}_as_number")
+
+    def _cast_like(self, atom: ir.Atom, other: ir.Atom, hint: str) -> str:
+        """``atom`` cast to ``other``'s dtype, on a line of its own."""
         like = _as_expr(other) if isinstance(other, (str, Const)) else other
         dtype = gast.Call(func=gast.Attribute(value=gast.Name("gl", gast.Load(), None, None),
                                               attr="dtype", ctx=gast.Load()),
                           args=[trees.clone(like)], keywords=[])
-        return self._bind_temp(f"{_hint(atom) or 'mask'}_as_number",
-                               Op(OpKind.PRIM, "astype", [atom, dtype]))
+        return self._bind_temp(hint, Op(OpKind.PRIM, "astype", [atom, dtype]))
 
     def _truth_as_float32(self, atom: ir.Atom) -> ir.Atom:
         """torch and JAX compute their float functions of a truth value in float32, where
@@ -474,10 +477,7 @@ class Normalizer:
         if self.dialect == "torch" or not (isinstance(atom, str) and atom in self.counts) or \
                 not (isinstance(other, Const) and type(other.value) is float):
             return atom
-        dtype = gast.Call(func=gast.Attribute(value=gast.Name("gl", gast.Load(), None, None),
-                                              attr="dtype", ctx=gast.Load()),
-                          args=[_as_expr(other)], keywords=[])
-        return self._bind_temp(f"{atom}_as_float", Op(OpKind.PRIM, "astype", [atom, dtype]))
+        return self._cast_like(atom, other, f"{atom}_as_float")
 
     def _note_kind(self, target: str, op: Op) -> None:
         """Whether ``target`` now holds a Python list (items read with ``list_getitem``) and
