@@ -300,12 +300,12 @@ class _InlineRewriter(gast.NodeTransformer):
                 return call(attr(self.e.gl, "size"), [node.value])
             if node.attr == "shape":
                 return call(attr(self.e.gl, "shape"), [node.value])
-        if isinstance(node.value, gast.Name) and node.attr == "ndim" and (
+        if isinstance(node.value, gast.Name) and node.attr in ("ndim", "dtype") and (
                 node.value.id in self.e.activity.varied or
                 node.value.id in self.e.activity.arrays):
             # a value gradlab may hold as a Python number where NumPy has a NumPy scalar
-            # (np.tanh of a float): its rank, 0, from gl.ndim
-            return call(attr(self.e.gl, "ndim"), [node.value])
+            # (np.tanh of a float): its rank, 0, and dtype from gl.ndim and gl.dtype
+            return call(attr(self.e.gl, node.attr), [node.value])
         return node
 
 

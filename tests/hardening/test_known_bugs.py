@@ -2304,3 +2304,38 @@ def test_counts_times_a_float_in_numpy_code(framework: str) -> None:
     NumPy; ``np.transpose`` of a NumPy number crashed on torch."""
     w = np.array([[0.3, 0.7, 1.5], [0.2, -0.1, 0.9], [1.2, 0.4, 0.6]])
     three_modes(mean_of_counts, [w], framework, refusable=("tensorflow",))
+
+
+def dtype_of_a_number(x, n=2):
+    r = np.abs(np.subtract(n, x))
+    return r + np.zeros_like(r, dtype=r.dtype)
+
+
+def test_the_dtype_of_a_value_held_as_a_python_number(framework: str) -> None:
+    """``r.dtype`` of ``jnp.abs(n - x)`` with ``x`` a Python float: gradlab holds ``r`` as a
+    Python float, which has no ``.dtype`` (a crash; people fuzzer seed 5555); it reads
+    ``gl.dtype(r)``, as ``.ndim`` reads ``gl.ndim(r)``."""
+    require(framework)
+    assert gradlab.grad(dtype_of_a_number)(0.3) == pytest.approx(-1.0)
+    assert "gl.dtype(r)" in gradlab.grad(dtype_of_a_number).source
+
+
+def rows_of_a_dict_of_arrays(x, w):
+    parts = {"a": w, "b": w}
+    total = 0.0
+    for k in parts:
+        total = total + np.sum(parts[k] ** 2)
+    return total + np.sum(x * x)
+
+
+def test_mixed_precision_gradients_accumulated_in_the_inputs_dtype() -> None:
+    """float32 ``x`` beside float64 ``w``: torch's index_add refused a float32 source into a
+    float64 buffer (a crash; people fuzzer seed 5555). Values are added in the buffer's
+    dtype, as ``np.add.at`` adds them."""
+    require("torch")
+    import torch
+    x = torch.tensor([0.5, -1.0], dtype=torch.float32)
+    w = torch.tensor([[0.1, 0.2], [0.3, 0.4]], dtype=torch.float64)
+    dx, dw = gradlab.grad(rows_of_a_dict_of_arrays, (0, 1))(x, w)
+    torch.testing.assert_close(dw, 4 * w)
+    assert dx.dtype == torch.float32 and dw.dtype == torch.float64

@@ -468,6 +468,8 @@ def index_add(x: Any, index: Any, values: Any) -> Any:
     # repeated positions accumulate (like np.add.at): index_add over flat positions
     flat = getitem(torch.arange(x.numel(), device=x.device).reshape(x.shape), index)
     vals = torch.broadcast_to(_as_tensor(values, x), flat.shape).reshape(-1)
+    if vals.dtype != x.dtype:      # into x's dtype, as np.add.at adds (torch mixes none)
+        vals = vals.to(x.dtype)
     return x.reshape(-1).index_add(0, flat.reshape(-1), vals).reshape(x.shape)
 
 

@@ -205,7 +205,11 @@ class Reference:
         c = c or self.coords
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            out = self.f(*[to_dialect(v, self.dialect) for v in c.args(coords)])
+            try:
+                out = self.f(*[to_dialect(v, self.dialect) for v in c.args(coords)])
+            except Exception as e:     # (w[w > 0] + x: a step changed which entries pass)
+                raise Unstable(f"the program fails next to its inputs "
+                               f"({type(e).__name__})") from None
         return real_scalar(out)
 
     def steps(self) -> tuple[float, float]:
