@@ -188,7 +188,8 @@ def verify(df: Any, original: Original, value: Any, args: tuple[Any, ...],
     if not original.ran:
         return original.why_not
     rtol, atol = tolerance(args, kwargs, original.value)
-    if same(original.value, value, rtol, atol) and not _narrower(value, original.value):
+    if same(original.value, value, rtol, atol) and not _narrower(value, original.value) and \
+            _shape(value) == _shape(original.value):
         return ""
     again = run_original(df, args, kwargs)
     if not again.ran or not same(original.value, again.value, rtol, atol):
@@ -229,6 +230,14 @@ def _mismatch(df: Any, theirs: Any, ours: Any, args: tuple[Any, ...], kwargs: di
         f"gives it, so its gradient would be wrong. Write the line another way (NumPy's "
         f"spelling, explicit arguments), or pass check=False to gradlab.grad to take the "
         f"gradient of what the generated code computes", filename, lineno, line, name)
+
+
+def _shape(value: Any) -> tuple[int, ...] | None:
+    """The shape of a value that is numbers (the value returned must have the function's: a
+    one-element array where it returns a number is another output, ``np.cumsum`` of a
+    number where torch code's ``v.cumsum(0)`` of a 0-d tensor keeps it 0-d)."""
+    arr = _numeric(value)
+    return None if arr is None else arr.shape
 
 
 def _narrower(ours: Any, theirs: Any) -> bool:

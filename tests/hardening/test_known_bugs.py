@@ -2339,3 +2339,23 @@ def test_mixed_precision_gradients_accumulated_in_the_inputs_dtype() -> None:
     dx, dw = gradlab.grad(rows_of_a_dict_of_arrays, (0, 1))(x, w)
     torch.testing.assert_close(dw, 4 * w)
     assert dx.dtype == torch.float32 and dw.dtype == torch.float64
+
+
+def cumsum_of_a_0d_tensor(x):
+    v = TORCH.div(3.0, abs(x))
+    return v.cumsum(0) + 3.0 // v
+
+
+def test_an_output_of_another_shape_is_refused() -> None:
+    """torch's ``v.cumsum(0)`` of a 0-d tensor is 0-d; gradlab, given a Python float, computed
+    NumPy's cumsum of a number, shape (1,), and the guard took the two values as equal (one
+    element each): grad crashed, jvp gave an array (people fuzzer seed 6666). A returned value
+    of another shape than the function's is now a mismatch."""
+    require("torch")
+    import torch
+    global TORCH
+    TORCH = torch
+    with pytest.raises(GradlabError, match="different forward value"):
+        gradlab.grad(cumsum_of_a_0d_tensor)(0.7)
+    with pytest.raises(GradlabError, match="different forward value"):
+        gradlab.jvp(cumsum_of_a_0d_tensor)(0.7, 1.0)
