@@ -411,8 +411,9 @@ TABLE: list[Primitive] = [
     prim("zeros_like_list", "(xs)", HELPER, nondiff=BOOKKEEPING),
     prim("add_lists", "(a, b)", HELPER),
     prim("as_list", "(g)", HELPER, linear=(0,)),
-    prim("imag_adjoint", "(dy, x)", HELPER, linear=(0,)),
-    prim("angle_adjoint", "(dy, x)", HELPER, linear=(0,)),
+    # (dy carries hvp's tangent: forward mode goes through it, see rules/forward.py)
+    prim("imag_adjoint", "(dy, x)", HELPER, linear=(0,), arrays=("dy", "x")),
+    prim("angle_adjoint", "(dy, x)", HELPER, linear=(0,), arrays=("dy", "x")),
 ]
 
 #: The table by name.

@@ -2359,3 +2359,17 @@ def test_an_output_of_another_shape_is_refused() -> None:
         gradlab.grad(cumsum_of_a_0d_tensor)(0.7)
     with pytest.raises(GradlabError, match="different forward value"):
         gradlab.jvp(cumsum_of_a_0d_tensor)(0.7, 1.0)
+
+
+def parts_of_a_real_input(w, b):
+    return np.sum(np.imag(b) * w) + np.sum(np.angle(b) * b * w) + np.sum(b ** 2 * w)
+
+
+def test_hvp_through_imag_and_angle_of_a_real_input() -> None:
+    """hvp of ``np.imag(b)``/``np.angle(b)`` of a real ``b`` was refused at a line of
+    gradlab's own code (``gl.imag_adjoint: its dy argument carries a gradient``; people fuzzer
+    seed 5555): the helpers' ``dy`` is a value forward mode goes through (their tangent rules
+    say how)."""
+    w, b = np.array([0.5, -1.0, 2.0]), np.array([0.3, -0.7, 1.1])
+    v = np.array([1.0, 0.5, -0.2])
+    np.testing.assert_allclose(gradlab.hvp(parts_of_a_real_input, 1)(w, b, v), 2 * w * v)
