@@ -223,7 +223,9 @@ def value_reads(node: Any) -> set[str]:
             func.attr if isinstance(func, gast.Attribute) else "")
         if callee in NONDIFF_STATIC or callee in _BY_NATURE:
             return set()
-        out: set[str] = set()
+        # a method computes with its receiver too (``x.div(2.0)``, a method without a rule:
+        # missed, a chain of two such calls passed a gradient through as a constant)
+        out: set[str] = value_reads(func.value) if isinstance(func, gast.Attribute) else set()
         for arg in list(node.args) + [k.value for k in node.keywords]:
             out |= value_reads(arg)
         return out

@@ -2373,3 +2373,33 @@ def test_hvp_through_imag_and_angle_of_a_real_input() -> None:
     w, b = np.array([0.5, -1.0, 2.0]), np.array([0.3, -0.7, 1.1])
     v = np.array([1.0, 0.5, -0.2])
     np.testing.assert_allclose(gradlab.hvp(parts_of_a_real_input, 1)(w, b, v), 2 * w * v)
+
+
+def torch_methods_without_a_rule(x):
+    v1 = x.div(2.0)
+    v3 = v1.diagonal()
+    return TORCH.sum(v3)
+
+
+def test_a_chain_of_calls_kept_as_written_is_refused() -> None:
+    """``x.div(2.0)`` then ``.diagonal()``, torch methods gradlab has no rule for: the reads of
+    a method call left out its receiver, so neither line was seen to carry a gradient, and the
+    gradient came back as zeros (people fuzzer seed 7777: a silently wrong gradient). The
+    receiver is read now, and the first line is refused."""
+    require("torch")
+    import torch
+    global TORCH
+    TORCH = torch
+    with pytest.raises(GradlabError, match="x.div"):
+        gradlab.grad(torch_methods_without_a_rule)(torch.ones(2, 2, 3, dtype=torch.float64))
+
+
+def power_of_a_zero_base(x):
+    r = x[0] * 0.0
+    return np.sum(r ** (x * x + 1.0)) + np.sum(x ** 2)
+
+
+def test_the_exponents_gradient_at_a_zero_base(framework: str) -> None:
+    """``0 ** y``: the exponent's gradient was ``0 * log(0)``, NaN, where torch and JAX give 0
+    (people fuzzer seed 7777)."""
+    three_modes(power_of_a_zero_base, [], framework)

@@ -39,7 +39,9 @@ def divide(z, x, y):
 
 @tangent("power")
 def power(z, x, y):
-    z_dot = y * x ** (y - 1) * x_dot + z * gl.log(x) * y_dot
+    # where x is 0, so is z: the exponent's part is 0 there (as the reverse rule's)
+    x_or_1 = gl.where(gl.equal(x, 0.0), gl.ones_like(x), x)
+    z_dot = y * x ** (y - 1) * x_dot + z * gl.log(x_or_1) * y_dot
 
 
 @tangent("negative")

@@ -44,7 +44,10 @@ def divide(z, x, y):
 @adjoint("power")
 def power(z, x, y):
     dx = gl.unbroadcast(y * x ** (y - 1) * dz, x)
-    dy = gl.unbroadcast(dz * z * gl.log(x), y)
+    # where x is 0, so is z: the exponent's gradient is 0 there, as torch's and JAX's
+    # (z * log(x) would be 0 * -inf, NaN)
+    x_or_1 = gl.where(gl.equal(x, 0.0), gl.ones_like(x), x)
+    dy = gl.unbroadcast(dz * z * gl.log(x_or_1), y)
 
 
 @adjoint("mod")

@@ -184,7 +184,7 @@ def binary_first(name: str, array_fn: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(array_fn)
     def op(x: Any, y: Any) -> Any:
         tx, ty = type(x), type(y)
-        if tx in NUMBERS and ty in NUMBERS:
+        if tx in NUMBERS_AND_BOOLS and ty in NUMBERS_AND_BOOLS:
             if keeps_ints and tx in _INTEGERS and ty in _INTEGERS:
                 return int(scalar_fn(x, y))
             return float(scalar_fn(float(x), float(y)))
