@@ -2403,3 +2403,14 @@ def test_the_exponents_gradient_at_a_zero_base(framework: str) -> None:
     """``0 ** y``: the exponent's gradient was ``0 * log(0)``, NaN, where torch and JAX give 0
     (people fuzzer seed 7777)."""
     three_modes(power_of_a_zero_base, [], framework)
+
+
+def angle_at_the_origin(x):
+    v = x - x
+    return np.mean(np.arctan2(v, v)) + np.sum(np.arctan2(x, 2.0 * x + 3.0))
+
+
+def test_arctan2_at_the_origin(framework: str) -> None:
+    """``arctan2(v, v)`` of a ``v`` that is 0: ``y / (x² + y²)`` is 0 / 0, a NaN gradient where
+    the function is constant (people fuzzer seed 7777); 0 there, as hypot's."""
+    three_modes(angle_at_the_origin, [], framework)

@@ -239,7 +239,10 @@ def minimum(z, x, y):
 
 @tangent("arctan2")
 def arctan2(z, x, y):
-    z_dot = (y * x_dot - x * y_dot) / (x * x + y * y)
+    # 0 at the origin (as the reverse rule's)
+    r2 = x * x + y * y
+    r2_or_1 = gl.where(gl.equal(r2, 0.0), gl.ones_like(r2), r2)
+    z_dot = (y * x_dot - x * y_dot) / r2_or_1
 
 
 @tangent("squared_difference")

@@ -259,8 +259,11 @@ def minimum(z, x, y):
 
 @adjoint("arctan2")
 def arctan2(z, x, y):
-    dx = gl.unbroadcast(dz * y / (x * x + y * y), x)
-    dy = gl.unbroadcast(-dz * x / (x * x + y * y), y)
+    # at the origin the angle has no derivative: 0 there (0 / 0 would be NaN), as hypot's
+    r2 = x * x + y * y
+    r2_or_1 = gl.where(gl.equal(r2, 0.0), gl.ones_like(r2), r2)
+    dx = gl.unbroadcast(dz * y / r2_or_1, x)
+    dy = gl.unbroadcast(-dz * x / r2_or_1, y)
 
 
 @adjoint("squared_difference")
