@@ -470,12 +470,16 @@ class Normalizer:
         return self._bind_temp(f"{_hint(atom) or 'mask'}_as_float32",
                                Op(OpKind.PRIM, "astype", [atom, dtype]))
 
-    def _count_as_float(self, atom: ir.Atom, other: ir.Atom) -> ir.Atom:
-        """NumPy computes a count (``np.sum(mask)``, an int) times a Python float in float64;
-        torch in float32. In code written for NumPy the count is cast first, as NumPy
-        promotes it (in torch code, torch's float32 is what the function computes)."""
-        if self.dialect == "torch" or not (isinstance(atom, str) and atom in self.counts) or \
-                not (isinstance(other, Const) and type(other.value) is float):
+    def _count_as_float(self, atom: ir.Atom, other: ir.Atom, prim: str) -> ir.Atom:
+        """NumPy computes a count (``np.sum(mask)``, an int) times a Python float, or divided
+        by anything, in float64; torch in float32. In code written for NumPy the count is
+        cast first, as NumPy promotes it (in torch code, torch's float32 is what the function
+        computes)."""
+        if self.dialect == "torch" or not (isinstance(atom, str) and atom in self.counts):
+            return atom
+        if prim == "divide":
+            return self._cast_like(atom, Const(1.0), f"{atom}_as_float")
+        if not (isinstance(other, Const) and type(other.value) is float):
             return atom
         return self._cast_like(atom, other, f"{atom}_as_float")
 
@@ -563,7 +567,8 @@ class Normalizer:
             hint = binop_hint(node.op, _hint(left), _hint(right))
             if prim in _ARITHMETIC:
                 left, right = self._as_number(left, right), self._as_number(right, left)
-                left, right = self._count_as_float(left, right), self._count_as_float(right, left)
+                left, right = (self._count_as_float(left, right, prim),
+                               self._count_as_float(right, left, prim))
             style = "call" if prim == "matmul" else "binop"
             return Op(OpKind.PRIM, prim, [left, right], style=style), hint
         if isinstance(node, gast.UnaryOp):

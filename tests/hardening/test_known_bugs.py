@@ -2414,3 +2414,15 @@ def test_arctan2_at_the_origin(framework: str) -> None:
     """``arctan2(v, v)`` of a ``v`` that is 0: ``y / (x² + y²)`` is 0 / 0, a NaN gradient where
     the function is constant (people fuzzer seed 7777); 0 there, as hypot's."""
     three_modes(angle_at_the_origin, [], framework)
+
+
+def share_of_a_mask(x):
+    m = np.less_equal(x, 0.4).T
+    return sum(m) / len(m) + np.min(x)
+
+
+def test_a_count_divided_in_numpy_code(framework: str) -> None:
+    """``sum(mask) / len(mask)``: an int64 tensor divided on torch is float32, NumPy's float64
+    (a value 1e-8 off, seen as run-order dependent in people fuzzer seed 7777, where the guard
+    had checked these argument types before); a count divided is cast to float64 first."""
+    three_modes(share_of_a_mask, [], framework, refusable=("tensorflow",))
