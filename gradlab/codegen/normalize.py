@@ -460,15 +460,15 @@ class Normalizer:
                           args=[trees.clone(like)], keywords=[])
         return self._bind_temp(hint, Op(OpKind.PRIM, "astype", [atom, dtype]))
 
-    def _truth_as_float32(self, atom: ir.Atom) -> ir.Atom:
-        """torch and JAX compute their float functions of a truth value in float32, where
-        NumPy (and so gradlab's backends) compute them in float16 (``torch.tanh(m)`` of a mask
-        ``m``): the cast written out, as the framework does it."""
+    def _truth_as(self, atom: ir.Atom, dtype: str) -> ir.Atom:
+        """A truth value as the number the called function makes of it, the cast written out:
+        torch and JAX compute their float functions of one in float32, where NumPy (and so
+        gradlab's backends) compute them in float16 (``torch.tanh(m)`` of a mask ``m``);
+        ``math.floor`` of one is an int, NumPy's ``floor`` the bool itself."""
         if not self._boolean(atom):
             return atom
-        dtype = gast.Constant(value="float32", kind=None)
-        return self._bind_temp(f"{_hint(atom) or 'mask'}_as_float32",
-                               Op(OpKind.PRIM, "astype", [atom, dtype]))
+        return self._bind_temp(f"{_hint(atom) or 'mask'}_as_{dtype}", Op(
+            OpKind.PRIM, "astype", [atom, gast.Constant(value=dtype, kind=None)]))
 
     def _count_as_float(self, atom: ir.Atom, other: ir.Atom, prim: str) -> ir.Atom:
         """NumPy computes a count (``np.sum(mask)``, an int) times a Python float, or divided
@@ -664,7 +664,9 @@ class Normalizer:
         custom = is_custom(prim)
         args, kwargs = self._operands(prim, bound, res, node, custom)
         if prim in _FLOAT_OF_TRUTH and _framework_of(res) in ("torch", "jax"):
-            args = [self._truth_as_float32(a) for a in args]
+            args = [self._truth_as(a, "float32") for a in args]
+        elif prim in ("floor", "ceil") and res.module == "math":
+            args = [self._truth_as(a, "int64") for a in args]   # math.floor(True) is 1
         if prim == "sum_list" and not (isinstance(args[0], str) and args[0] in self.lists):
             # builtin sum of an array adds up its rows: NumPy's sum over the first axis
             prim, kwargs = "sum", {"axis": gast.Constant(value=0, kind=None)}

@@ -2426,3 +2426,15 @@ def test_a_count_divided_in_numpy_code(framework: str) -> None:
     (a value 1e-8 off, seen as run-order dependent in people fuzzer seed 7777, where the guard
     had checked these argument types before); a count divided is cast to float64 first."""
     three_modes(share_of_a_mask, [], framework, refusable=("tensorflow",))
+
+
+def floor_of_a_truth_value(x):
+    v1 = math.floor(np.any(np.reshape(x, (3, 1)) > 0.1, axis=-1)[1])
+    return scipy.special.softmax(np.subtract(v1, v1)) + np.sum(x ** 2)
+
+
+def test_math_floor_of_a_truth_value_is_an_int(framework: str) -> None:
+    """``math.floor(True)`` is 1, NumPy's ``floor`` of a bool is the bool: gradlab read both
+    as the latter, and ``np.subtract(v1, v1)`` of two bools crashed on every backend (people
+    fuzzer seed 9999). ``math.floor`` and ``math.ceil`` of a mask cast it to int64 first."""
+    three_modes(floor_of_a_truth_value, [], framework)
