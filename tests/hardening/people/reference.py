@@ -445,20 +445,26 @@ def _autograd_autodiff(ref: Reference, what: str) -> Any:
     prim = [np.asarray(ref.coords.args(ref.coords.x0)[i], dtype=np.float64) for i in ref.wrt]
     g = ref.frozen([])
     argnums = list(range(len(prim)))
-    if what == "jvp":
-        from autograd import make_jvp
-        if len(prim) != 1:
-            return None
-        _, d = make_jvp(lambda w: g(w))(prim[0])(ref.tangents[0])
-        return real_scalar(d)
     grad = autograd.grad(lambda *w: g(*w), argnums) if len(prim) > 1 else \
         autograd.grad(lambda w: g(w))
+    if what == "jvp":
+        if len(prim) != 1:   # (autograd's forward mode takes one argument) the gradient's
+            grads = grad(*prim)                # product with the tangents, as reverse mode
+            return real_scalar(sum(np.sum(np.asarray(d) * np.asarray(t))
+                                   for d, t in zip(grads, ref.tangents)))
+        from autograd import make_jvp
+        _, d = make_jvp(lambda w: g(w))(prim[0])(ref.tangents[0])
+        return real_scalar(d)
     if what == "grad":
         grads = grad(*prim)
         grads = grads if len(prim) > 1 else [grads]
         return ref.coords.join([np.asarray(d) for d in grads])
     if len(prim) != 1:
-        return None
+        import autograd.numpy as anp
+
+        def along(*w: Any) -> Any:
+            return sum(anp.sum(d * t) for d, t in zip(grad(*w), ref.tangents))
+        return ref.coords.join([np.asarray(d) for d in autograd.grad(along, argnums)(*prim)])
     hv = autograd.grad(lambda w: np.sum(autograd.grad(lambda u: g(u))(w) * ref.tangents[0]))
     return ref.coords.join([np.asarray(hv(prim[0]))])
 
