@@ -2240,18 +2240,6 @@ def test_isfinite_of_whole_numbers(framework: str) -> None:
     three_modes(isfinite_of_an_argmax, [np.array([0.5, -0.2])], framework)
 
 
-def hypot_at_the_origin(x):
-    v = x - x
-    return np.sum(np.hypot(v, v)) + np.sum(np.hypot(x, 2.0 * x))
-
-
-def test_hypot_at_the_origin(framework: str) -> None:
-    """``hypot(v, v)`` of a ``v`` that is 0: its rule divided by hypot itself, a NaN gradient
-    where the function is constant (people fuzzer seed 2222). At the cone's tip the gradient
-    is 0, as the norm's; elsewhere unchanged."""
-    three_modes(hypot_at_the_origin, [], framework)
-
-
 def softmax_of_counts(x, w):
     m = np.greater_equal(x, w)
     return np.sum(scipy.special.softmax(m * np.size(m)) * x)
@@ -2392,28 +2380,6 @@ def test_a_chain_of_calls_kept_as_written_is_refused() -> None:
     TORCH = torch
     with pytest.raises(GradlabError, match="x.div"):
         gradlab.grad(torch_methods_without_a_rule)(torch.ones(2, 2, 3, dtype=torch.float64))
-
-
-def power_of_a_zero_base(x):
-    r = x[0] * 0.0
-    return np.sum(r ** (x * x + 1.0)) + np.sum(x ** 2)
-
-
-def test_the_exponents_gradient_at_a_zero_base(framework: str) -> None:
-    """``0 ** y``: the exponent's gradient was ``0 * log(0)``, NaN, where torch and JAX give 0
-    (people fuzzer seed 7777)."""
-    three_modes(power_of_a_zero_base, [], framework)
-
-
-def angle_at_the_origin(x):
-    v = x - x
-    return np.mean(np.arctan2(v, v)) + np.sum(np.arctan2(x, 2.0 * x + 3.0))
-
-
-def test_arctan2_at_the_origin(framework: str) -> None:
-    """``arctan2(v, v)`` of a ``v`` that is 0: ``y / (x² + y²)`` is 0 / 0, a NaN gradient where
-    the function is constant (people fuzzer seed 7777); 0 there, as hypot's."""
-    three_modes(angle_at_the_origin, [], framework)
 
 
 def share_of_a_mask(x):

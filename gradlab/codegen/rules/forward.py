@@ -39,9 +39,7 @@ def divide(z, x, y):
 
 @tangent("power")
 def power(z, x, y):
-    # where x is 0, so is z: the exponent's part is 0 there (as the reverse rule's)
-    x_or_1 = gl.where(gl.equal(x, 0.0), gl.ones_like(x), x)
-    z_dot = y * x ** (y - 1) * x_dot + z * gl.log(x_or_1) * y_dot
+    z_dot = y * x ** (y - 1) * x_dot + z * gl.log(x) * y_dot
 
 
 @tangent("negative")
@@ -239,10 +237,7 @@ def minimum(z, x, y):
 
 @tangent("arctan2")
 def arctan2(z, x, y):
-    # 0 at the origin (as the reverse rule's)
-    r2 = x * x + y * y
-    r2_or_1 = gl.where(gl.equal(r2, 0.0), gl.ones_like(r2), r2)
-    z_dot = (y * x_dot - x * y_dot) / r2_or_1
+    z_dot = (y * x_dot - x * y_dot) / (x * x + y * y)
 
 
 @tangent("squared_difference")
@@ -252,9 +247,7 @@ def squared_difference(z, x, y):
 
 @tangent("hypot")
 def hypot(z, x, y):
-    # z is 0 only where x and y are: the tangent there is 0 (as the reverse rule's)
-    z_or_1 = gl.where(gl.equal(z, 0.0), gl.ones_like(z), z)
-    z_dot = (x * x_dot + y * y_dot) / z_or_1
+    z_dot = (x * x_dot + y * y_dot) / z
 
 
 @tangent("where")

@@ -44,10 +44,7 @@ def divide(z, x, y):
 @adjoint("power")
 def power(z, x, y):
     dx = gl.unbroadcast(y * x ** (y - 1) * dz, x)
-    # where x is 0, so is z: the exponent's gradient is 0 there, as torch's and JAX's
-    # (z * log(x) would be 0 * -inf, NaN)
-    x_or_1 = gl.where(gl.equal(x, 0.0), gl.ones_like(x), x)
-    dy = gl.unbroadcast(dz * z * gl.log(x_or_1), y)
+    dy = gl.unbroadcast(dz * z * gl.log(x), y)
 
 
 @adjoint("mod")
@@ -259,11 +256,8 @@ def minimum(z, x, y):
 
 @adjoint("arctan2")
 def arctan2(z, x, y):
-    # at the origin the angle has no derivative: 0 there (0 / 0 would be NaN), as hypot's
-    r2 = x * x + y * y
-    r2_or_1 = gl.where(gl.equal(r2, 0.0), gl.ones_like(r2), r2)
-    dx = gl.unbroadcast(dz * y / r2_or_1, x)
-    dy = gl.unbroadcast(-dz * x / r2_or_1, y)
+    dx = gl.unbroadcast(dz * y / (x * x + y * y), x)
+    dy = gl.unbroadcast(-dz * x / (x * x + y * y), y)
 
 
 @adjoint("squared_difference")
@@ -274,10 +268,8 @@ def squared_difference(z, x, y):
 
 @adjoint("hypot")
 def hypot(z, x, y):
-    # z is 0 only where x and y are (the cone's tip): the gradient there is 0, as the norm's
-    z_or_1 = gl.where(gl.equal(z, 0.0), gl.ones_like(z), z)
-    dx = gl.unbroadcast(dz * x / z_or_1, x)
-    dy = gl.unbroadcast(dz * y / z_or_1, y)
+    dx = gl.unbroadcast(dz * x / z, x)
+    dy = gl.unbroadcast(dz * y / z, y)
 
 
 @adjoint("where")
