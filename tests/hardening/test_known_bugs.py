@@ -2404,3 +2404,14 @@ def test_math_floor_of_a_truth_value_is_an_int(framework: str) -> None:
     as the latter, and ``np.subtract(v1, v1)`` of two bools crashed on every backend (people
     fuzzer seed 9999). ``math.floor`` and ``math.ceil`` of a mask cast it to int64 first."""
     three_modes(floor_of_a_truth_value, [], framework)
+
+
+def angle_of_an_index(x):
+    i = np.argmin(x)
+    return np.arctan2(i, i + 1) * np.sum(x) + np.mean(np.stack([1, 2, 3])) * x[0]
+
+
+def test_arctan2_of_ints_and_the_mean_of_numbers_stacked(framework: str) -> None:
+    """``np.arctan2`` of two ints (an argmin) crashed on TensorFlow, whose atan2 takes floats
+    (people fuzzer seed 1212); the mean of ``np.stack`` of Python numbers on torch."""
+    three_modes(angle_of_an_index, [], framework)

@@ -84,7 +84,11 @@ isnan, isinf = _of_numbers(tf.math.is_nan, False), _of_numbers(tf.math.is_inf, F
 isfinite = _of_numbers(tf.math.is_finite, True)
 add, subtract, multiply, divide, power = operator.add, operator.sub, operator.mul, \
     operator.truediv, operator.pow
-arctan2 = tf.math.atan2
+
+
+def arctan2(y: Any, x: Any) -> Any:
+    """Of ints or bools too: in float64, as NumPy computes them (TensorFlow takes floats)."""
+    return tf.math.atan2(_as_float(y), _as_float(x))
 
 
 def maximum(x: Any, y: Any) -> Any:

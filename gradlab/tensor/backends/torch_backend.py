@@ -95,7 +95,8 @@ def minimum(x: Any, y: Any) -> Any:
 
 
 def arctan2(x: Any, y: Any) -> Any:
-    return torch.atan2(_as_tensor(x, y), _as_tensor(y, x))
+    """Of ints or bools in float64, as NumPy computes them (torch: float32)."""
+    return torch.atan2(_as_float(_as_tensor(x, y)), _as_float(_as_tensor(y, x)))
 
 
 def logical_and(x: Any, y: Any) -> Any:
@@ -171,8 +172,12 @@ def sum(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
 
 def _as_float(x: Any) -> Any:
     """Integers and booleans as NumPy averages them: in float64 (torch refuses a mean of
-    ints)."""
-    if isinstance(x, torch.Tensor) and not (x.is_floating_point() or x.is_complex()):
+    ints); a NumPy value as a tensor first (``np.stack`` of Python numbers kept as written)."""
+    if not isinstance(x, torch.Tensor):
+        if not isinstance(x, _np.ndarray):
+            return x
+        x = _tensor(x)
+    if not (x.is_floating_point() or x.is_complex()):
         return x.to(torch.float64)
     return x
 
