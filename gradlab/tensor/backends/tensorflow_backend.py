@@ -86,9 +86,17 @@ add, subtract, multiply, divide, power = operator.add, operator.sub, operator.mu
     operator.truediv, operator.pow
 
 
-def arctan2(y: Any, x: Any) -> Any:
-    """Of ints or bools too: in float64, as NumPy computes them (TensorFlow takes floats)."""
-    return tf.math.atan2(_as_float(y), _as_float(x))
+def arctan2(x: Any, y: Any) -> Any:
+    """Of int or bool tensors too: in float64, as NumPy computes them (TensorFlow takes
+    floats); numbers as they are (the other operand's dtype decides)."""
+    return tf.math.atan2(_whole_as_float(x), _whole_as_float(y))
+
+
+def _whole_as_float(v: Any) -> Any:
+    dtype = getattr(v, "dtype", None)
+    if dtype is None or tf.as_dtype(dtype).is_floating:
+        return v
+    return tf.cast(v, tf.float64)
 
 
 def maximum(x: Any, y: Any) -> Any:
