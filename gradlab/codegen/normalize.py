@@ -907,7 +907,7 @@ def _framework_of(res: Resolution) -> str:
     """``torch`` or ``jax`` for a call of that framework's function (``torch.tanh``,
     ``jnp.tanh``), else ``""``."""
     root = res.module.split(".")[0]
-    return {"torch": "torch", "jax": "jax", "jnp": "jax", "jaxlib": "jax"}.get(root, "")
+    return {"torch": "torch", "jax": "jax", "jaxlib": "jax"}.get(root, "")
 
 
 def _conversion(bound: dict[str, gast.expr], lists: set[str]) -> tuple[str, dict[str, Any]]:

@@ -32,6 +32,11 @@ KEEPING_FUNCTIONS = ("abs", "square", "floor", "ceil", "relu")
 #: The ones :mod:`.scalars` does not wrap for Python numbers (wrapped here alone).
 UNWRAPPED = ("floor", "ceil")
 
+#: Python's and NumPy's numbers and truth values: what the number paths here and in
+#: :mod:`.scalars` answer without the framework
+NUMBERS_AND_BOOLS = frozenset({float, int, bool, np.float64, np.float32, np.float16, np.int64,
+                               np.int32, np.bool_})
+
 
 def numpy_dtype(name: str, dtype: str) -> str:
     """The dtype NumPy gives function ``name`` of an array of ``dtype``; for the functions NumPy
@@ -66,9 +71,7 @@ def numpy_typed(name: str, array_fn: Callable[[Any], Any], native: Callable[[str
     """``array_fn`` of a tensor, cast first as NumPy computes it (see :func:`casts`); a value
     that is not a tensor goes to ``array_fn`` as it is."""
     table = casts(name, native)
-    # (the others: see scalars.py)
-    numbers = (float, int, bool, np.float64, np.float32, np.float16, np.int64, np.int32,
-               np.bool_) if name in UNWRAPPED else ()
+    numbers = NUMBERS_AND_BOOLS if name in UNWRAPPED else ()    # (the others: see scalars.py)
 
     def op(x: Any) -> Any:
         if type(x) in numbers:       # math.floor(np.mean(v)) of a Python float: NumPy's value

@@ -34,12 +34,11 @@ def _sign(x: float) -> float:
 
 
 #: Numbers answered without the framework: Python's, and NumPy's scalars (``np.abs(0.5)`` in
-#: code kept as written on constants gives one, and torch refuses it as it refuses a float).
-NUMBERS = frozenset({float, int, np.float64, np.float32, np.float16, np.int64, np.int32})
-
-#: ... and truth values, which NumPy counts as 0 and 1 (``np.exp(x > 0)`` of a float ``x``:
-#: ``tf.exp(True)`` and ``torch.exp(True)`` raise)
-NUMBERS_AND_BOOLS = NUMBERS | {bool, np.bool_}
+#: code kept as written on constants gives one, and torch refuses it as it refuses a float);
+#: NUMBERS_AND_BOOLS adds truth values, which NumPy counts as 0 and 1 (``np.exp(x > 0)`` of a
+#: float ``x``: ``tf.exp(True)`` and ``torch.exp(True)`` raise)
+NUMBERS = promote.NUMBERS_AND_BOOLS - {bool, np.bool_}
+NUMBERS_AND_BOOLS = promote.NUMBERS_AND_BOOLS
 
 
 #: primitive name -> its value on one Python number
@@ -111,6 +110,13 @@ SCALAR_REDUCTIONS: dict[str, Callable[[float], Any]] = dict(
 _AXES_OF_0D = (0, -1, (0,), (-1,))
 
 
+def _over_all_axes(x: Any, axis: Any) -> bool:
+    """Whether ``axis`` (not None) means every axis of ``x``: a number's or a 0-d value's
+    axis 0 or -1."""
+    return axis in _AXES_OF_0D and (
+        type(x) in NUMBERS_AND_BOOLS or getattr(x, "ndim", None) == 0)
+
+
 def reduction_first(name: str, array_fn: Callable[..., Any],
                     array: Callable[[Any], Any] | None = None) -> Callable[..., Any]:
     """``array_fn`` for tensors; a Python int or float reduced over every axis (its only one)
@@ -126,7 +132,7 @@ def reduction_first(name: str, array_fn: Callable[..., Any],
                 return scalar_fn(x)
             if array is not None:
                 x = array(x)
-        if axis is not None and axis in _AXES_OF_0D and getattr(x, "ndim", None) == 0:
+        if axis is not None and _over_all_axes(x, axis):
             axis = None
         # without keywords (the common call) no dict is unpacked into the call
         return array_fn(x, axis, **kwargs) if kwargs else array_fn(x, axis)
@@ -141,8 +147,7 @@ def numpy_axes_versions(ns: dict[str, Any]) -> dict[str, Callable[..., Any]]:
         fn = ns[name]
 
         def op(x: Any, axis: Any = None, *args: Any, __fn: Any = fn, **kwargs: Any) -> Any:
-            if axis is not None and axis in _AXES_OF_0D and (
-                    type(x) in NUMBERS_AND_BOOLS or getattr(x, "ndim", None) == 0):
+            if axis is not None and _over_all_axes(x, axis):
                 axis = None
             return __fn(x, axis, *args, **kwargs)
         out[name] = functools.wraps(fn)(op)
