@@ -32,6 +32,15 @@ CREATION = names_with(kinds.CREATION)
 #: (``np.asarray(n, np.float64)`` of a Python number is a 0-d array, which must be the
 #: backend's own to meet its other arrays).
 ARRAY_RESULTS = CREATION | {"astype"}
+#: Primitives whose result is an array even where every argument is a number or a list of
+#: numbers (``np.stack([1, 2])``, ``np.tile(1.5, 2)``): neither elementwise, nor a reduction,
+#: nor an inspection. Spelled with NumPy they are computed by NumPy (see ``primal.py``), then
+#: given to the backend as its own array.
+ARRAYS_FROM_NUMBERS = frozenset(
+    n for n, r in PRIMITIVES.items()
+    if not r.kinds & {kinds.UNARY, kinds.BINARY, kinds.BROADCASTING, kinds.REDUCTION,
+                      kinds.CREATION, kinds.INSPECTION, kinds.CODEGEN, kinds.HELPER,
+                      kinds.GRADIENT_CODE}) - {"getitem", "stop_gradient", "astype"}
 #: Calls kept as written that give no gradient (an int, a bool, a string), by the name the user
 #: called them with (``len``, ``math.floor``...).
 NONDIFF_STATIC = {path.rpartition(".")[2] for path in STATIC_CALLS}
@@ -174,7 +183,7 @@ def _makes_array(op: Op, arrays: set[str], user_result: UserResult | None = None
     if op.kind is OpKind.USER and user_result is not None:
         return user_result(op.callee, array_arguments(op, arrays))
     if op.kind is OpKind.PRIM:
-        if op.prim in ARRAY_RESULTS:
+        if op.prim in ARRAY_RESULTS or op.prim in ARRAYS_FROM_NUMBERS:
             return True
         if op.prim in INSPECTION:
             return False

@@ -14,7 +14,7 @@ from typing import Any, Callable
 import gast
 
 from . import ir, trees
-from .analyze import ARRAY_RESULTS, CREATION, Activity, array_arguments
+from .analyze import ARRAY_RESULTS, ARRAYS_FROM_NUMBERS, CREATION, Activity, array_arguments
 from .build import assign, attr, call, comment, const, expr_stmt, for_, if_, index_value, name, \
     not_plain_index, while_
 from .ir import Assign, Const, EffectKind, Op, OpKind
@@ -135,8 +135,13 @@ class Emitter:
         func: gast.expr = name(parts[0])
         for part in parts[1:]:
             func = gast.Attribute(value=func, attr=part, ctx=gast.Load())
-        return call(func, [self.atom(a) for a in op.args],
-                    {k: self.atom(v) for k, v in op.kwargs.items()})
+        args = [self.atom(a) for a in op.args]
+        kwargs = {k: self.atom(v) for k, v in op.kwargs.items()}
+        if root == "numpy" and op.prim in ARRAYS_FROM_NUMBERS:
+            # np.stack of a list of numbers: a NumPy array, which a torch tensor will not
+            # meet in arithmetic; NumPy computes it, the backend gets it as its own array
+            return call(attr(self.gl, "numpy_call"), [func] + args, kwargs)
+        return call(func, args, kwargs)
 
     def gl_call(self, prim: str, args: list[Any], kwargs: dict[str, Any]) -> gast.Call:
         sig = signature(prim)
@@ -202,6 +207,12 @@ class Emitter:
             out.append(comment(origin.text, origin.lineno))
             self.last_origin[0] = origin
         out.extend(lines)
+
+
+def _numpy_spelled(res: Any) -> bool:
+    """Whether a call resolved as ``res`` is NumPy's or SciPy's (``np.unique``)."""
+    return (getattr(res.callee, "__module__", None) or "").split(".")[0] in (
+        "numpy", "scipy") or res.label.split(".")[0] in ("np", "numpy", "scipy")
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -285,11 +296,21 @@ class _InlineRewriter(gast.NodeTransformer):
             if func.attr == "numpy":
                 return copy
             return call(gast.Attribute(value=copy, attr="tolist", ctx=gast.Load()), [])
-        if (getattr(res.callee, "__module__", None) or "").split(".")[0] not in (
-                "numpy", "scipy") and not (res.label.split(".")[0] in ("np", "numpy", "scipy")):
+        if self._torch_spelled(res):
+            return gast.Call(func=attr(self.e.gl, "torch_call"), args=[func] + node.args,
+                             keywords=node.keywords)
+        if not _numpy_spelled(res):
             return node
         return gast.Call(func=attr(self.e.gl, "numpy_call"), args=[func] + node.args,
                          keywords=node.keywords)
+
+    def _torch_spelled(self, res: Any) -> bool:
+        """Whether ``res`` calls a function of torch's (``torch.logit``, ``F.softsign``),
+        which takes tensors only, where gradlab may hold a number (``torch.tensor(0.5)``)."""
+        if (getattr(res.callee, "__module__", None) or "").split(".")[0] == "torch":
+            return True
+        found, module = self.e.resolver.scope.lookup(res.label.split(".")[0])
+        return found and getattr(module, "__name__", "").split(".")[0] == "torch"
 
     def visit_Attribute(self, node: gast.Attribute) -> gast.expr:
         self.generic_visit(node)
@@ -300,11 +321,12 @@ class _InlineRewriter(gast.NodeTransformer):
                 return call(attr(self.e.gl, "size"), [node.value])
             if node.attr == "shape":
                 return call(attr(self.e.gl, "shape"), [node.value])
-        if isinstance(node.value, gast.Name) and node.attr in ("ndim", "dtype") and (
-                node.value.id in self.e.activity.varied or
-                node.value.id in self.e.activity.arrays):
+        if node.attr in ("ndim", "dtype") and (
+                node.value.id in self.e.activity.varied or node.value.id in self.e.activity.arrays
+                if isinstance(node.value, gast.Name) else self._dynamic(node.value)):
             # a value gradlab may hold as a Python number where NumPy has a NumPy scalar
-            # (np.tanh of a float): its rank, 0, and dtype from gl.ndim and gl.dtype
+            # (np.tanh of a float, np.less(x, x).dtype): its rank, 0, and dtype from gl.ndim
+            # and gl.dtype
             return call(attr(self.e.gl, node.attr), [node.value])
         return node
 

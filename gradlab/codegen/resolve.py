@@ -113,7 +113,7 @@ class Resolver:
             return Resolution("unknown", label=label)
         if isinstance(obj, types.ModuleType) and obj.__name__.startswith(
                 "gradlab.tensor.backends") and len(parts) == 2:
-            if parts[1] == "numpy_call":     # a kept NumPy call, as kept again (hvp)
+            if parts[1] in ("numpy_call", "torch_call"):   # a kept call, as kept again (hvp)
                 return Resolution("static", label=label)
             return self._bind(Meaning(parts[1]), node, label)   # gl.tanh in generated code
         if isinstance(obj, types.ModuleType):

@@ -385,6 +385,8 @@ TABLE: list[Primitive] = [
     _unary("angle", torch="angle", tf="math.angle"),
     # a NumPy call gradlab keeps as written, on the backend's values (codegen/primal.py)
     prim("numpy_call", "(fn, *args, **kwargs)", CODEGEN, nondiff=KEPT),
+    # a torch function gradlab keeps as written, on numbers made torch's tensors (primal.py)
+    prim("torch_call", "(fn, *args, **kwargs)", CODEGEN, nondiff=KEPT),
     prim("stop_gradient", "(x)", SAME_SHAPE, nondiff=STOPPED,
          gradlab="stop_gradient api.stop_gradient",
          torch="detach", tf="stop_gradient", jax="lax.stop_gradient", method="detach"),
@@ -411,6 +413,7 @@ TABLE: list[Primitive] = [
     prim("zeros_like_list", "(xs)", HELPER, nondiff=BOOKKEEPING),
     prim("add_lists", "(a, b)", HELPER),
     prim("as_list", "(g)", HELPER, linear=(0,)),
+    prim("or_one", "(x)", HELPER),
     # (dy carries hvp's tangent: forward mode goes through it, see rules/forward.py)
     prim("imag_adjoint", "(dy, x)", HELPER, linear=(0,), arrays=("dy", "x")),
     prim("angle_adjoint", "(dy, x)", HELPER, linear=(0,), arrays=("dy", "x")),

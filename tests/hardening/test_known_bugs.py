@@ -2415,3 +2415,112 @@ def test_arctan2_of_ints_and_the_mean_of_numbers_stacked(framework: str) -> None
     """``np.arctan2`` of two ints (an argmin) crashed on TensorFlow, whose atan2 takes floats
     (people fuzzer seed 1212); the mean of ``np.stack`` of Python numbers on torch."""
     three_modes(angle_of_an_index, [], framework)
+
+
+def centred_stack_of_counts(x):
+    parts = []
+    for i in range(3):
+        parts.append(2 * i)
+    counts = np.stack(parts)
+    centred = (counts - counts.mean()) / (counts.std() + 1e-3)
+    return np.sum(x ** 2) * centred.mean() + np.sum(np.tile(1.5, 2)) * x[0]
+
+
+def test_numpy_arrays_made_of_numbers_meet_the_backends_values(framework: str) -> None:
+    """``np.stack`` of a list of ints is a NumPy array on every backend, and ``counts -
+    counts.mean()`` then met a torch tensor (the mean, routed through ``gl``): TypeError
+    (people fuzzer seed 1212). A NumPy call that makes an array of numbers is now computed by
+    NumPy and given to the backend as its own array (``gl.numpy_call``)."""
+    three_modes(centred_stack_of_counts, [], framework, refusable=("tensorflow",))
+
+
+def logit_of_a_tensor_made_of_a_float(x):
+    v = TORCH.tensor(x)
+    return TORCH.logit(TORCH.sigmoid(v)) + v * 2.0
+
+
+def test_a_kept_torch_call_of_a_value_held_as_a_number() -> None:
+    """``torch.tensor(x)`` of a Python float is held as the float (no gradient flows through
+    torch.tensor); ``torch.logit`` of it, a torch function with no rule, then got a float and
+    raised (people fuzzer seed 1212). A kept torch function's input is made a tensor first."""
+    require("torch")
+    import torch
+    global TORCH
+    TORCH = torch
+    value, g = gradlab.value_and_grad(logit_of_a_tensor_made_of_a_float)(0.25)
+    assert float(value) == pytest.approx(0.75)
+    assert float(g) == 0.0          # torch.tensor of a number: a new leaf, as torch has it
+    x = torch.tensor(0.25, dtype=torch.float64)
+    assert float(gradlab.grad(logit_of_a_tensor_made_of_a_float)(x)) == 0.0
+
+
+def dtype_of_an_inline_comparison(x):
+    s = float(np.sum(x))
+    flags = np.less_equal(s, s) + np.zeros_like(np.less_equal(s, s),
+                                               dtype=np.less_equal(s, s).dtype)
+    return np.sum(x ** 2) * (flags * 1.0)
+
+
+def test_dtype_of_an_inline_comparison_of_numbers(framework: str) -> None:
+    """``np.less_equal(s, s).dtype`` of a Python float ``s``: gradlab holds the comparison as
+    a Python bool, which has no ``dtype`` (people fuzzer seed 3434); ``gl.dtype`` now reads
+    it, as it does a name's."""
+    three_modes(dtype_of_an_inline_comparison, [], framework, refusable=("tensorflow",))
+
+
+def remainder_of_masks(x):
+    m = np.greater(x, 0.0)
+    n = np.less(x, 0.4)
+    r = np.remainder(m, n) + np.floor_divide(m, n) + np.floor_divide(np.argmax(x), m)
+    return np.sum(x ** 2 * r)
+
+
+def test_remainder_and_floor_division_of_masks(framework: str) -> None:
+    """``np.remainder`` of two masks is int8 in NumPy; torch and TensorFlow refuse it of bools
+    (people fuzzer seed 3434), and of ints they raise where NumPy gives 0 for a zero divisor
+    (JAX gives -1). Both are now NumPy's on every backend."""
+    with np.errstate(divide="ignore"):
+        three_modes(remainder_of_masks, [], framework, refusable=("tensorflow",))
+
+
+def kink_tips(x):
+    v = x - x
+    r = x[0] * 0.0
+    return (np.mean(np.arctan2(v, v)) + np.sum(np.arctan2(x, 2.0 * x + 3.0))
+            + np.sum(np.hypot(v, v)) + np.sum(np.hypot(x, 2.0 * x))
+            + np.sum(r ** (x * x + 1.0)) + np.sum(2.0 ** x))
+
+
+def test_derivatives_at_a_tip_where_the_function_is_constant(framework: str) -> None:
+    """``arctan2(v, v)`` and ``hypot(v, v)`` of a ``v`` that is 0, and ``0 ** y``: their rules
+    divided 0 by 0 (or took 0 * log 0), a NaN derivative where the function is constant
+    (people fuzzer seeds 2222, 7777, 5151; reverse mode hid it behind ``angle``'s zero adjoint
+    where forward mode did not). There the derivative is now 0, as the norm's at 0
+    (``gl.or_one`` of the denominator); elsewhere unchanged."""
+    three_modes(kink_tips, [], framework)
+
+
+def test_or_one_keeps_numbers_numbers(framework: str) -> None:
+    """``gl.or_one`` of a Python number is a number of its type on every backend (a tensor made
+    of it would be float32 on TensorFlow), and of a tensor, a tensor of its dtype."""
+    require(framework)
+    from gradlab.tensor import registry
+    gl = registry.backend(framework)
+    assert gl.or_one(0.0) == 1.0 and type(gl.or_one(0.0)) is float
+    assert gl.or_one(2.5) == 2.5 and type(gl.or_one(np.float32(0))) is np.float32
+    v = gl.or_one(to_framework(np.array([0.0, 3.0], dtype=np.float32), framework))
+    np.testing.assert_array_equal(to_numpy(v), [1.0, 3.0])
+    assert to_numpy(v).dtype == np.float32
+
+
+def angle_and_length_of_numbers(x, y):
+    return math.atan2(x, y) + math.hypot(x, y) + x ** y
+
+
+def test_angle_and_length_of_python_numbers() -> None:
+    """The rules with ``gl.or_one`` on Python numbers: the derivatives stay Python floats."""
+    g = gradlab.grad(angle_and_length_of_numbers, wrt=(0, 1))(0.5, 1.5)
+    want = central_difference(lambda v: angle_and_length_of_numbers(v[0], v[1]),
+                              np.array([0.5, 1.5]))
+    assert all(type(d) is float for d in g)
+    np.testing.assert_allclose(g, want, rtol=1e-6)

@@ -56,7 +56,8 @@ LINEAR: dict[str, tuple[int, ...]] = {p.name: p.linear for p in TABLE if p.linea
 
 _MATH: dict[str, Callable[[Any], Any]] = {"log": math.log, "exp": math.exp, "sqrt": math.sqrt, "sin": math.sin, "cos": math.cos,
          "tan": math.tan, "tanh": math.tanh, "log1p": math.log1p, "expm1": math.expm1,
-         "log2": math.log2, "log10": math.log10, "sinh": math.sinh, "cosh": math.cosh, "abs": abs}
+         "log2": math.log2, "log10": math.log10, "sinh": math.sinh, "cosh": math.cosh, "abs": abs,
+         "or_one": lambda v: v if v != 0 else 1.0}
 
 _ARITH = {gast.Add: lambda a, b: a + b, gast.Sub: lambda a, b: a - b,
           gast.Mult: lambda a, b: a * b, gast.Div: lambda a, b: a / b,

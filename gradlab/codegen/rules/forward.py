@@ -39,7 +39,7 @@ def divide(z, x, y):
 
 @tangent("power")
 def power(z, x, y):
-    z_dot = y * x ** (y - 1) * x_dot + z * gl.log(x) * y_dot
+    z_dot = y * x ** (y - 1) * x_dot + z * gl.log(gl.or_one(x)) * y_dot   # 0 ** y: z is 0
 
 
 @tangent("negative")
@@ -237,7 +237,7 @@ def minimum(z, x, y):
 
 @tangent("arctan2")
 def arctan2(z, x, y):
-    z_dot = (y * x_dot - x * y_dot) / (x * x + y * y)
+    z_dot = (y * x_dot - x * y_dot) / gl.or_one(x * x + y * y)    # 0 at the origin
 
 
 @tangent("squared_difference")
@@ -247,7 +247,7 @@ def squared_difference(z, x, y):
 
 @tangent("hypot")
 def hypot(z, x, y):
-    z_dot = (x * x_dot + y * y_dot) / z
+    z_dot = (x * x_dot + y * y_dot) / gl.or_one(z)     # 0 at the origin, as the norm's
 
 
 @tangent("where")
@@ -558,6 +558,11 @@ def unbroadcast(y, x, like):
 @tangent("unbroadcast_to")
 def unbroadcast_to(y, x, shape):
     y_dot = gl.unbroadcast_to(x_dot, shape)
+
+
+@tangent("or_one")
+def or_one(y, x):
+    y_dot = x_dot
 
 
 @tangent("broadcast_like")

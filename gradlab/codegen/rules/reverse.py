@@ -44,7 +44,7 @@ def divide(z, x, y):
 @adjoint("power")
 def power(z, x, y):
     dx = gl.unbroadcast(y * x ** (y - 1) * dz, x)
-    dy = gl.unbroadcast(dz * z * gl.log(x), y)
+    dy = gl.unbroadcast(dz * z * gl.log(gl.or_one(x)), y)   # 0 ** y: z is 0, and so is dy
 
 
 @adjoint("mod")
@@ -256,8 +256,8 @@ def minimum(z, x, y):
 
 @adjoint("arctan2")
 def arctan2(z, x, y):
-    dx = gl.unbroadcast(dz * y / (x * x + y * y), x)
-    dy = gl.unbroadcast(-dz * x / (x * x + y * y), y)
+    dx = gl.unbroadcast(dz * y / gl.or_one(x * x + y * y), x)     # 0 at the origin
+    dy = gl.unbroadcast(-dz * x / gl.or_one(x * x + y * y), y)
 
 
 @adjoint("squared_difference")
@@ -268,8 +268,8 @@ def squared_difference(z, x, y):
 
 @adjoint("hypot")
 def hypot(z, x, y):
-    dx = gl.unbroadcast(dz * x / z, x)
-    dy = gl.unbroadcast(dz * y / z, y)
+    dx = gl.unbroadcast(dz * x / gl.or_one(z), x)      # 0 at the origin, as the norm's
+    dy = gl.unbroadcast(dz * y / gl.or_one(z), y)
 
 
 @adjoint("where")

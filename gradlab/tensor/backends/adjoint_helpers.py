@@ -197,6 +197,15 @@ def angle_adjoint(dy: Any, x: Any) -> Any:
     return -1j * dy / x if _is_complex(x) else gl.zeros_like(dy)
 
 
+def or_one(x: Any) -> Any:
+    """``x``, with 1 where it is 0: the denominator of a derivative at a tip where its
+    numerator is 0 too (``hypot`` and ``arctan2`` at the origin, ``log`` of a zero base beside
+    a zero power), so the derivative there is 0, as the norm's at 0, instead of 0 / 0."""
+    if not hasattr(x, "shape") or isinstance(x, _numpy.generic):   # a number: its own type
+        return x if x != 0 else x + 1
+    return gl.where(gl.equal(x, 0), gl.ones_like(x), x)
+
+
 def as_list(g: Any) -> list[Any]:
     """The gradient of a list that was an item of a list turned into an array (``np.array(rows)``
     of a list of lists): it comes back as an array, its rows the items' gradients. The code
@@ -276,7 +285,7 @@ HELPERS: dict[str, Callable[..., Any]] = dict(
     unbroadcast_each=unbroadcast_each,
     zeros_like_list=zeros_like_list, as_list=as_list, imag_adjoint=imag_adjoint,
     angle_adjoint=angle_adjoint, add_lists=add_lists, prod_others=prod_others,
-    prod_others_jvp=prod_others_jvp, linalg_norm_weights=linalg_norm_weights)
+    prod_others_jvp=prod_others_jvp, linalg_norm_weights=linalg_norm_weights, or_one=or_one)
 
 #: primitives whose template takes Python lists too and wraps the backend's own for arrays
 LIST_AWARE: dict[str, Callable[..., Any]] = dict(zeros_like=zeros_like, index_add=index_add)
@@ -298,6 +307,7 @@ SIGNATURES = {
     "zeros_like_list": "(xs)",
     "add_lists": "(a, b)",
     "as_list": "(g)",
+    "or_one": "(x)",
     "imag_adjoint": "(dy, x)",
     "angle_adjoint": "(dy, x)",
 }

@@ -359,6 +359,18 @@ def numpy_call(fn: Any, *args: Any, **kwargs: Any) -> Any:
     return _from_numpy(out)
 
 
+def torch_call(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """A torch function gradlab keeps as written (``torch.logit(v)``: no gradient flows
+    through it), where gradlab may hold as a Python or NumPy float what the user's code made
+    a tensor (``v = torch.tensor(x)`` of a float): that input made a tensor first, as torch's
+    functions take no number there. (Only the first argument, the input of torch's functions:
+    the others may be options, ``dim=0``; ints stay, as they may be sizes, ``torch.randn(3)``.)"""
+    if args and isinstance(args[0], (float, complex, _numpy.inexact, _numpy.ndarray)):
+        import torch
+        args = (torch.as_tensor(args[0]),) + args[1:]
+    return fn(*args, **kwargs)
+
+
 def _to_numpy(v: Any) -> Any:
     if isinstance(v, (list, tuple)):
         return type(v)(_to_numpy(e) for e in v)
@@ -394,4 +406,4 @@ GENERIC: dict[str, Callable[..., Any]] = dict(
     linalg_norm=linalg_norm, atleast_1d=atleast_1d,
     atleast_2d=atleast_2d, atleast_3d=atleast_3d, crossentropy=crossentropy,
     kl_div_with_logits=kl_div_with_logits, flatten=flatten, unstack=unstack, std=std,
-    dtype=dtype, numpy_call=numpy_call)
+    dtype=dtype, numpy_call=numpy_call, torch_call=torch_call)

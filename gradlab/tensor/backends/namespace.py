@@ -62,6 +62,8 @@ def assemble(backend: Backend, device: Any = None) -> types.ModuleType:
         names["native_" + name] = names[name]
         names[name] = helpers[fn.__name__]
 
+    if backend.casts_like_numpy:
+        names.update(promote.integer_division_versions(names, names["native_dtype"]))
     if not backend.wraps_python_numbers:
         if backend.casts_like_numpy:
             names.update(promote.numpy_typed_versions(names))

@@ -72,12 +72,15 @@ def numpy_typed(name: str, array_fn: Callable[[Any], Any], native: Callable[[str
     that is not a tensor goes to ``array_fn`` as it is."""
     table = casts(name, native)
     numbers = NUMBERS_AND_BOOLS if name in UNWRAPPED else ()    # (the others: see scalars.py)
+    whole_numbers = (int, np.int64, np.int32) if name in FLOAT_FUNCTIONS else ()
 
     def op(x: Any) -> Any:
         if type(x) in numbers:       # math.floor(np.mean(v)) of a Python float: NumPy's value
             return float(getattr(np, name)(x))
         if type(x) is bool:          # np.exp(w > 0) of a Python float w: NumPy's bool, cast
             x = np.bool_(x)
+        elif type(x) in whole_numbers:   # expit of a loop's index: jax.nn.sigmoid takes floats
+            x = float(x)
         dtype = getattr(x, "dtype", None)
         if dtype in table:
             to = table[dtype]
@@ -102,6 +105,50 @@ def numpy_typed_versions(ns: dict[str, Any]) -> dict[str, Callable[[Any], Any]]:
            for name in FLOAT_FUNCTIONS + KEEPING_FUNCTIONS if name in ns}
     out["round"] = numpy_round(ns["round"], native, astype)
     return out
+
+
+#: Binary functions NumPy computes of two truth values in int8 (``b % b``), which torch and
+#: TensorFlow refuse to compute of bools and JAX computes in int32; of ints, NumPy gives 0 for a
+#: zero divisor, where torch and TensorFlow raise
+INTEGER_DIVISION = ("mod", "floor_divide")
+
+
+def integer_division_versions(ns: dict[str, Any], native: Callable[[str], Any]
+                              ) -> dict[str, Callable[[Any, Any], Any]]:
+    """The namespace's :data:`INTEGER_DIVISION` functions as NumPy has them: of two bool
+    operands (arrays or a Python truth value), cast to int8 first; of ints, 0 where the
+    divisor is 0 (JAX gives -1 there)."""
+    boolean, int8, int64, astype = native("bool"), native("int8"), native("int64"), ns["astype"]
+    where, equal = ns["where"], ns["equal"]
+    integers = frozenset(native(d) for d in NON_FLOAT)      # (a truth value divides as 0 or 1)
+
+    def integer(v: Any) -> bool:
+        return type(v) is int or type(v) is bool or getattr(v, "dtype", None) in integers
+
+    def whole(v: Any, other: Any) -> Any:
+        """A truth value as the other operand's int dtype (int8 beside another truth value)."""
+        if type(v) is bool:
+            return int(v)
+        if getattr(v, "dtype", None) != boolean:
+            return v
+        if type(other) is int:                              # NumPy's default int
+            return astype(v, int64)
+        to = getattr(other, "dtype", None)
+        return astype(v, to if to in integers and to != boolean else int8)
+
+    def as_numpy_does(array_fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+        def op(x: Any, y: Any) -> Any:
+            if not (integer(x) and integer(y)):
+                return array_fn(x, y)
+            x, y = whole(x, y), whole(y, x)
+            if type(y) is int:
+                return array_fn(x, y) if y else x * 0
+            zero = equal(y, 0)
+            return where(zero, 0, array_fn(x, where(zero, 1, y)))
+        op.__name__ = array_fn.__name__
+        op.__doc__ = array_fn.__doc__
+        return op
+    return {name: as_numpy_does(ns[name]) for name in INTEGER_DIVISION}
 
 
 def numpy_round(array_fn: Callable[..., Any], native: Callable[[str], Any],

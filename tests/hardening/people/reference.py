@@ -215,6 +215,17 @@ class Reference:
     def steps(self) -> tuple[float, float]:
         return (3e-2, 1e-2) if self.native32 else (1e-3, 1e-5)
 
+    def check_defined(self) -> None:
+        self.check_promotion()
+        self.check_precision()
+
+    def check_precision(self) -> None:
+        """A value computed in float16 (``np.cbrt`` of a mask, in NumPy's float16, plus a float):
+        its rounding steps are larger than any finite-difference step, which sees 0 where the
+        function's derivative is not (people fuzzer seed 5151)."""
+        if self.value is not None and to_numpy(self.raw).dtype == np.float16:
+            raise Undefined("the program's value is float16: finite differences see its rounding")
+
     def check_promotion(self) -> None:
         """An int or bool input differentiated: the program must mean the same on floats."""
         ints = [i for i in self.wrt if self.params[i].dtype in ("int64", "bool", "pyint")]
@@ -258,7 +269,7 @@ class Reference:
         """d value / d coordinates (five-point differences, checked at a second step)."""
         if "gradient" not in self._cache:
             try:
-                self.check_promotion()
+                self.check_defined()
                 h5, h2 = self.steps()
                 x = self.coords.x0
                 g5 = self._fd_gradient(x, h5)
@@ -275,7 +286,7 @@ class Reference:
         """The derivative along the tangents (jvp)."""
         if "directional" not in self._cache:
             try:
-                self.check_promotion()
+                self.check_defined()
                 h5, h2 = self.steps()
                 d = self.direction
                 a = self._partial(self.coords.x0, d, h5, True)
@@ -296,7 +307,7 @@ class Reference:
                 if self.complex:
                     raise Undefined("the Hessian of a complex input (conventions differ)")
                 self.gradient()              # raises when first derivatives are unstable
-                self.check_promotion()
+                self.check_defined()
                 h = 3e-2 if self.native32 else 1e-3
                 x, d = self.coords.x0, self.direction
                 g = lambda t: self._fd_gradient(x + t * d, h)      # noqa: E731
