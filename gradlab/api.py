@@ -21,6 +21,7 @@ import numpy as np
 from numpy import float32, float64, generic, ndarray
 
 from . import guard
+from .guard import layout
 from .cache import TransformCache, bind_free, fingerprint, reverse_key
 from .codegen.ranks import shape_key, signature_of
 from .calls import (dtype_name, explain_call_error, explain_framework_error, generated_line,
@@ -98,7 +99,9 @@ class GeneratedFunction:
         self._by_ranks: dict[Any, tuple[Callable[..., Any], str, Any]] = {}
         #: argument types whose call needs no seed, no tuple and no mode: NumPy and Python
         #: numbers, one ``wrt``, plain ``grad`` (its fast path saves half the wrapper's time)
-        self._plain: dict[tuple[type, ...], tuple[Callable[..., Any], str, Any]] = {}
+        self._fast: dict[tuple[type, ...], tuple[Callable[..., Any], str, Any]] = {}
+        #: the same, by the arguments' layout (guard.layout), once the guard checked it
+        self._plain: dict[tuple[Any, ...], tuple[Callable[..., Any], str, Any]] = {}
         #: a gradient gets code specialised for its call's shapes (see gradlab.codegen.ranks),
         #: where its generic code has helpers that decide by shapes at run time (elsewhere a
         #: call pays nothing for it)
@@ -106,12 +109,13 @@ class GeneratedFunction:
             helper in source.text for helper in _SHAPE_HELPERS) and _SPECIALISING
         self._signatures: dict[Any, Any] = {}
         self._seeds: dict[Any, Any] = {}
-        #: argument types whose first call was checked by the semantic guard (see guard.py);
-        #: shared by the functions made from one transform: gradlab's reading of the code is
-        #: checked once per kind of arguments, not once per training step's fresh closure
-        self._checked: set[tuple[type, ...]] = getattr(transform, "checked", set())
-        #: argument types the guard could not check, and why
-        self.unchecked: dict[tuple[type, ...], str] = getattr(transform, "unchecked", {})
+        #: argument layouts (types, shapes, dtypes: guard.layout) whose first call was checked
+        #: by the semantic guard (see guard.py); shared by the functions made from one
+        #: transform: gradlab's reading of the code is checked once per kind of arguments,
+        #: not once per training step's fresh closure
+        self._checked: set[tuple[Any, ...]] = getattr(transform, "checked", set())
+        #: argument layouts the guard could not check, and why
+        self.unchecked: dict[tuple[Any, ...], str] = getattr(transform, "unchecked", {})
         #: set when the function returns a tuple or list written out: a seed is then needed
         self._outputs: SeveralOutputs | None = getattr(transform, "outputs", None)
         #: a default value is a container: a call leaving it out is specialised for it too
@@ -388,7 +392,7 @@ class GeneratedFunction:
                     self.wrt_index < len(args)) and self.mode == "grad" and not (
                     self.options.get("preserve_result")) and (
                     table is None or all(t is ndarray for t in types)):
-                self._plain[types] = (generic, fw, table)
+                self._fast[types] = (generic, fw, table)
         return impl, fw
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -429,10 +433,14 @@ class GradientFunction(GeneratedFunction):
         return measure(self, args, kwargs)
 
     def __call__(self, *args: Any, seed: Any = None, **kwargs: Any) -> Any:
-        # one argument is the common case, and the smallest gradients take a few µs in all:
-        # (type(a),) is cheaper than tuple(map(type, args)) (bench/HISTORY.md)
-        types = (type(args[0]),) if len(args) == 1 else tuple(map(type, args))
-        plain = self._plain.get(types)
+        # one NumPy array is the common case, and the smallest gradients take a few µs in all:
+        # its layout is read here, without guard.layout's loop (bench/HISTORY.md)
+        if len(args) == 1 and type(args[0]) is ndarray:
+            a = args[0]
+            key: tuple[Any, ...] = ((ndarray, a.shape, a.dtype),)
+        else:
+            key = layout(args)
+        plain = self._plain.get(key)
         run = None if plain is None or seed is not None or kwargs else plain[0] if (
             plain[2] is None) else plain[2].get(tuple([a.shape for a in args]))
         if run is not None:      # (a table: code specialised for these shapes, if seen)
@@ -452,7 +460,7 @@ class GradientFunction(GeneratedFunction):
                     dtype is _FLOAT64 or floating(x)):
                 return grads
             return conform_gradients(grads, args, self, plain[1])  # type: ignore[index]
-        return self._call_checked(types, args, seed, kwargs)
+        return self._call_checked(key, args, seed, kwargs)
 
     def _run_plain(self, run: Callable[..., Any], plain: Any, args: tuple[Any, ...],
                    kwargs: dict[str, Any]) -> tuple[Any, Any]:
@@ -475,22 +483,30 @@ class GradientFunction(GeneratedFunction):
                 raise
             return retried
 
-    def _call_checked(self, types: tuple[type, ...], args: tuple[Any, ...], seed: Any,
+    def _call_checked(self, key: tuple[Any, ...], args: tuple[Any, ...], seed: Any,
                       kwargs: dict[str, Any]) -> Any:
-        """A call off the fast path: the first for these types goes through the guard."""
+        """A call off the fast path: the first for this layout goes through the guard."""
+        types = tuple(map(type, args))
         hit = self._by_types.get(types)
         if hit is None:
             if self._takes_containers(args, kwargs):
                 return call_gradient(self.containers, args, kwargs, seed,
                                      bool(self.options.get("preserve_result")))
             impl, fw = self._select(args)
-            if types not in self._checked:
-                return self._first_call(types, impl, fw, args, seed, kwargs)
         elif hit[2] is not None:       # code specialised for the arguments' shapes
             impl, fw = self._select(args)
         else:
             impl, fw = hit[0], hit[1]
+        if key not in self._checked:
+            return self._first_call(types, key, impl, fw, args, seed, kwargs)
+        self._take_fast_path(types, key)      # (checked by a function of the same transform)
         return self._finish(*self._compute(impl, fw, args, seed, kwargs, lean=True), args, fw)
+
+    def _take_fast_path(self, types: tuple[type, ...], key: tuple[Any, ...]) -> None:
+        """Later calls of this checked layout take the fast path, where their types allow."""
+        fast = self._fast.get(types)
+        if fast is not None and self._outputs is None and len(self._plain) < 64:
+            self._plain[key] = fast
 
     def _compute(self, impl: Callable[..., Any], fw: str, args: tuple[Any, ...], seed: Any,
                  kwargs: dict[str, Any], lean: bool = False) -> tuple[Any, Any]:
@@ -556,12 +572,14 @@ class GradientFunction(GeneratedFunction):
             return grads, value
         return grads
 
-    def _first_call(self, types: tuple[type, ...], impl: Callable[..., Any], fw: str,
-                    args: tuple[Any, ...], seed: Any, kwargs: dict[str, Any]) -> Any:
-        """The first call for these argument types: what needs the values is checked once —
-        inputs that have no gradient, the seed's shape, and (the semantic guard) that the
-        generated forward pass computes what the function computes. Later calls with these
-        types take the fast path; a call that fails here leaves none behind."""
+    def _first_call(self, types: tuple[type, ...], key: tuple[Any, ...],
+                    impl: Callable[..., Any], fw: str, args: tuple[Any, ...], seed: Any,
+                    kwargs: dict[str, Any]) -> Any:
+        """The first call for this layout of arguments (``key``: their types, shapes and
+        dtypes): what needs the values is checked once — inputs that have no gradient, the
+        seed's shape, and (the semantic guard) that the generated forward pass computes what
+        the function computes. Later calls of this layout take the fast path; a call that
+        fails here leaves none behind."""
         try:
             refuse_without_gradient(self, args)
             if seed is None and self._outputs is not None:
@@ -579,18 +597,16 @@ class GradientFunction(GeneratedFunction):
             if original is not None:
                 note = guard.verify(self, original, value, args, kwargs)
                 if note:
-                    self.unchecked[types] = note
+                    guard.note_unchecked(self.unchecked, key, note)
             elif not tracing:
-                self.unchecked[types] = "not checked: an edited gradient" if (
-                    self.edited_from is not None) else "not checked: check=False"
+                guard.note_unchecked(self.unchecked, key, "not checked: an edited gradient" if (
+                    self.edited_from is not None) else "not checked: check=False")
         except BaseException:
             self._by_types.pop(types, None)     # the next call comes here again
-            self._plain.pop(types, None)
             raise
         if not tracing:
-            self._checked.add(types)
-        if self._outputs is not None:
-            self._plain.pop(types, None)    # a call without its seeds must be refused, above
+            guard.remember(self._checked, key)
+            self._take_fast_path(types, key)    # (not with several outputs: see above)
         return self._finish(value, grads, args, fw)
 
     def _divided_by_zero(self, error: ZeroDivisionError, args: tuple[Any, ...],
@@ -923,16 +939,16 @@ class JVPFunction(GeneratedFunction):
         return value, _like(tangent, value)
 
     def _guard(self, full: tuple[Any, ...], value: Any) -> None:
-        """The semantic guard (see guard.py), as ``grad`` has it: the first call for each kind
-        of arguments compares the value forward mode computed with the function's own."""
-        types = tuple(map(type, full))
-        if types in self._checked or not self.options.get("check", True) or \
+        """The semantic guard (see guard.py), as ``grad`` has it: the first call for each
+        layout of arguments compares the value forward mode computed with the function's own."""
+        key = layout(full)
+        if key in self._checked or not self.options.get("check", True) or \
                 guard.is_tracing(full):
             return
         original = guard.run_original(self, full, {})
         if original is not None:
             guard.verify(self, original, value, full, {})
-        self._checked.add(types)
+        guard.remember(self._checked, key)
 
 
 class HVPFunction(JVPFunction):
@@ -990,6 +1006,7 @@ class HVPFunction(JVPFunction):
                 raise
         if automatic and not _scalar_output(value):
             _require_scalar_output(self, full, None, value)
+        self._guard(tuple(full), value)
         if self.many:   # the generated code returns one array for wrt=(i,), a tuple for more
             hv = (hv,) if len(self.wrt) == 1 else tuple(hv)
             return _like(hv, tuple(full[self.params.index(w)] for w in self.wrt))
@@ -1134,11 +1151,13 @@ def jvp(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True,
                        many, "jvp", params, None, {"check": check}, transform.seconds)
 
 
-def hvp(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True) -> HVPFunction:
+def hvp(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True,
+        check: bool = True) -> HVPFunction:
     """Hessian-vector product: ``hvp(f)(*args, v) -> H @ v``, by forward mode over the
     generated gradient code (so it also works when ``f`` calls other user functions).
     ``f`` returns a scalar; for another output, ``hvp(f)(*args, v, seed=w)`` is the Hessian of
-    ``sum(w * f(*args))`` applied to ``v``."""
+    ``sum(w * f(*args))`` applied to ``v``. ``check``: the semantic guard, as :func:`grad` has
+    it (the code computes ``f``'s value on the way, compared once per layout of arguments)."""
     if isinstance(f, GeneratedFunction):
         raise GradlabError("hvp of a generated function: pass the original function")
     g = grad(f, wrt, optimized=optimized)
@@ -1148,8 +1167,8 @@ def hvp(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True) -> HVPFu
     transform = _forward_over(g, "numpy", optimized)
     main = transform.main
     out = HVPFunction(f, transform, main.source, main.filename, main.name, main.free, g.wrt,
-                      g.many, "hvp", list(g.params), g.seed_name, {"optimized": optimized},
-                      transform.seconds)
+                      g.many, "hvp", list(g.params), g.seed_name,
+                      {"optimized": optimized, "check": check}, transform.seconds)
     out.value_name = g.value_name
     out.gradient = g
     return out
@@ -1201,7 +1220,7 @@ def grad(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True,
     returns ``(gradients, value)``. ``.source`` shows the generated code.
 
     With ``check=True`` (the default) the first call for each new kind of arguments (their
-    types) also runs ``f`` itself and compares its value with the forward value the generated
+    types, shapes and dtypes) also runs ``f`` itself and compares its value with the forward value the generated
     code computed; a difference raises :class:`gradlab.guard.ForwardMismatchError` naming your
     first line whose value differs (see :mod:`gradlab.guard`). ``check=False`` saves that one
     extra call of ``f``.

@@ -4,8 +4,10 @@ gradlab reads ``x.var()`` or ``np.linalg.norm(M, 2)`` and writes code of its own
 reads a spelling with another meaning than the framework gives it, the forward value is wrong
 and so is the gradient. The generated code computes the forward value anyway (it is the first
 half of the backward pass), so the first call of a gradient for new argument types also runs
-the original function, on copies of the arguments, and compares the two values. The cost is
-one call of the function per new kind of arguments; later calls run as before.
+the original function, on copies of the arguments, and compares the two values. A new kind of
+arguments is a new :func:`layout`: their types, and an array's shape and dtype (``x.T`` of a
+vector is the vector, of a matrix its transpose; a count divided is float32 on torch, float64
+in NumPy). The cost is one call of the function per new layout; later calls run as before.
 
 On a difference, both run again, instrumented: the original line by line (``sys.settrace``),
 the generated code with a record after each assignment, whose lines map back to the user's
@@ -41,8 +43,58 @@ from .instrument import instrumented, main_lines
 from .rerun import Original, call_quietly, copied, run_original
 from .tensor.convert import to_float64_numpy
 
-__all__ = ["ForwardMismatchError", "Original", "is_tracing", "run_original", "verify",
-           "refuse_several_outputs", "locate", "same", "tolerance"]
+__all__ = ["ForwardMismatchError", "Original", "is_tracing", "layout", "run_original",
+           "verify", "refuse_several_outputs", "locate", "same", "tolerance"]
+
+
+def layout(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """What the guard's check is keyed by: each argument's type, and for an array its shape
+    and dtype too. (One NumPy array, the common call, is read without the general loop.)"""
+    if len(args) == 1:
+        a = args[0]
+        if type(a) is np.ndarray:
+            return ((np.ndarray, a.shape, a.dtype),)
+    out: list[Any] = []
+    for a in args:
+        t = type(a)
+        shape = None if t in _UNSHAPED else getattr(a, "shape", None)
+        if shape is None:
+            out.append(t)
+        else:
+            out.append((t, shape if type(shape) is tuple else _hashable(shape),
+                        getattr(a, "dtype", None)))
+    return tuple(out)
+
+
+#: Layouts a transform remembers as checked: past that (a shape per batch of a varying length)
+#: it forgets them all and checks each again once, so memory stays bounded.
+CHECKED_LIMIT = 1024
+
+
+def remember(checked: set[Any], key: tuple[Any, ...]) -> None:
+    """Add ``key`` to a transform's checked layouts, within :data:`CHECKED_LIMIT`."""
+    if len(checked) >= CHECKED_LIMIT:
+        checked.clear()
+    checked.add(key)
+
+
+def note_unchecked(unchecked: dict[Any, str], key: tuple[Any, ...], why: str) -> None:
+    """Say why the layout ``key`` was not checked, within :data:`CHECKED_LIMIT` notes."""
+    if len(unchecked) >= CHECKED_LIMIT:
+        unchecked.clear()
+    unchecked[key] = why
+
+
+#: Types that have no shape (a Python number: no ``getattr`` to try)
+_UNSHAPED = frozenset({float, int, bool, complex, str, type(None)})
+
+
+def _hashable(shape: Any) -> Any:
+    """torch.Size and TensorFlow's TensorShape as tuples (an unknown rank as None)."""
+    try:
+        return tuple(shape)
+    except (TypeError, ValueError):
+        return None
 
 #: Steps of the original function the line-by-line search records before it gives up.
 SEARCH_LIMIT = 100_000

@@ -69,8 +69,8 @@ class Transform:
         self.variants: dict[tuple[frozenset[str], str, Signature | None], Variant] = {}
         #: the variants' lean twins (see lean_factory), None where there is none
         self.leans: dict[tuple[frozenset[str], str, Signature | None], Any] = {}
-        self.checked: set[tuple[type, ...]] = set()      # see GeneratedFunction._checked
-        self.unchecked: dict[tuple[type, ...], str] = {}
+        self.checked: set[tuple[Any, ...]] = set()       # see GeneratedFunction._checked
+        self.unchecked: dict[tuple[Any, ...], str] = {}
         self.outputs: SeveralOutputs | None = None
         self.value_name: str | None = None
         #: parameters read at an integer index: a call passing 1-d arrays there gets a variant

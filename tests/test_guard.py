@@ -14,7 +14,7 @@ import pytest
 
 import gradlab
 from gradlab.tensor import backend
-from tests.conftest import require
+from tests.conftest import central_difference, require
 
 
 def two_steps(x):
@@ -86,7 +86,7 @@ def test_check_false_switches_the_guard_off(wrong_tanh):
     assert value != pytest.approx(two_steps(x))     # the generated code's own value
 
 
-def test_agreeing_values_pass_and_are_checked_once_per_argument_types():
+def test_agreeing_values_pass_and_are_checked_once_per_argument_layout():
     calls = []
 
     def counted(x):
@@ -96,12 +96,34 @@ def test_agreeing_values_pass_and_are_checked_once_per_argument_types():
     df = gradlab.grad(counted)
     df(np.ones(3))
     assert len(calls) == 2           # the generated forward pass, and the original once
-    df(np.ones(3))
-    df(np.ones(5))                   # same types: the fast path, nothing more
-    assert len(calls) == 4
+    df(np.ones(3))                   # the same layout: the fast path, nothing more
+    assert len(calls) == 3
+    df(np.ones(5))                   # another shape: checked again
+    assert len(calls) == 5
+    df(np.ones(5, dtype=np.float32))     # another dtype: checked again
+    assert len(calls) == 7
+    df(np.ones(5))
+    df(np.ones(3, dtype=np.float64))
+    assert len(calls) == 9
     df([1.0, 2.0])                   # new argument types: checked again
-    assert len(calls) == 6
+    assert len(calls) == 11
     assert df.unchecked == {}
+
+
+def gram_sum(x):
+    return np.sum(np.dot(x, x.T) ** 2)
+
+
+def test_a_new_shape_is_checked_before_its_gradient_is_trusted():
+    """Checked by types alone, a call with a matrix after one with a vector was never compared
+    with the function (#15: the guard keys its check by types, shapes and dtypes)."""
+    df = gradlab.grad(gram_sum)
+    x = np.array([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(df(x), central_difference(gram_sum, x), rtol=1e-6)
+    assert gradlab.guard.layout((x,)) in df._checked
+    M = np.arange(6.0).reshape(2, 3) / 7.0
+    np.testing.assert_allclose(df(M), central_difference(gram_sum, M), rtol=1e-6)
+    assert gradlab.guard.layout((M,)) in df._checked
 
 
 def test_a_fresh_closure_per_step_is_checked_once():
@@ -217,3 +239,31 @@ def test_a_function_returning_several_values_is_refused_before_running():
 
 def helper_pair(x):
     return np.sum(x), np.sum(x * 2.0)
+
+
+def test_checked_layouts_stay_bounded(monkeypatch):
+    """A new shape per call (sequences of varying length) is checked once each; the layouts
+    remembered stay within guard.CHECKED_LIMIT (then all are checked again once)."""
+    monkeypatch.setattr(gradlab.guard, "CHECKED_LIMIT", 8)
+    df = gradlab.grad(gram_sum)
+    for n in range(1, 30):
+        x = np.linspace(-1.0, 1.0, n)
+        np.testing.assert_allclose(df(x), 4 * np.dot(x, x) * x, rtol=1e-9)
+        assert len(df._checked) <= 8
+
+
+def tanh_energy(x):
+    y = np.tanh(x)
+    return np.sum(y * y)
+
+
+def test_hvp_is_checked_by_the_guard_too(monkeypatch):
+    """hvp's generated code computes the function's value on the way: the guard compares it
+    with the function's own on a new layout, as it does for grad and jvp (a misread hypot of
+    a truth value gave a silently wrong hvp: people fuzzer seed 6161)."""
+    numpy_gl = backend("numpy")
+    real_tanh = numpy_gl.tanh
+    monkeypatch.setattr(numpy_gl, "tanh", lambda v: real_tanh(v) * 1.5)   # a misreading
+    with pytest.raises(gradlab.guard.ForwardMismatchError, match="tanh_energy"):
+        gradlab.hvp(tanh_energy)(np.ones(3), np.ones(3))
+    assert gradlab.hvp(tanh_energy, check=False)(np.ones(3), np.ones(3)).shape == (3,)

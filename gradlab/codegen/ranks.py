@@ -208,6 +208,9 @@ def _shape_of(op: ir.Op, state: dict[str, Any], ints: set[str], assigned: set[st
     operands = [of(args[p]) for p in ("x", "y") if p in args]
     if any(o is _UNSEEN for o in operands):
         return _UNSEEN
+    if prim in _REDUCTIONS and operands == [None] and set(args) <= {"x", "axis"} and (
+            args.get("axis") is None):
+        return ()           # a full reduction: 0-d, whatever its operand's shape (W1's np.sum)
     if any(o is None for o in operands):
         return None
     if prim in _SAME_SHAPE and set(args) == {"x"}:

@@ -430,8 +430,8 @@ def _before_first_run(df: Any, inputs: tuple[Any, ...]) -> Any:
     from .. import guard
     from ..calls import refuse_without_gradient
     refuse_without_gradient(df, inputs)
-    types = tuple(map(type, inputs))
-    if types in df._checked or not df.options.get("check", True) or df.value_name is None \
+    if guard.layout(inputs) in df._checked or not df.options.get("check", True) or \
+            df.value_name is None \
             or guard.is_tracing(inputs):
         return None
     original = guard.run_original(df, inputs, {})
@@ -444,11 +444,10 @@ def _after_first_run(df: Any, original: Any, value: Any, inputs: tuple[Any, ...]
         return
     from .. import guard
     from ..tensor.detect import common_framework
-    types = tuple(map(type, inputs))
     note = guard.verify(df, original, value, inputs, {})
     if note:
-        df.unchecked[types] = note
-    df._checked.add(types)
+        guard.note_unchecked(df.unchecked, guard.layout(inputs), note)
+    guard.remember(df._checked, guard.layout(inputs))
 
 
 def _output_note(df: Any, value: Any) -> str:

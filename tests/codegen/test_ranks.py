@@ -98,7 +98,11 @@ def state_loop(u, T0):
 
 
 def masked(x):
-    return np.sum(x[x > 0]) + x[0]
+    return x[x > 0][0] + x[0]
+
+
+def w1_tanh_sq(x):
+    return np.sum(np.tanh(x) ** 2)
 
 
 def branchy(x):
@@ -113,4 +117,5 @@ def test_a_scalar_result_is_proved_from_numbers_and_vectors() -> None:
     assert not scalar_result(_ir(state_loop), None, set(), {"u"})   # T0 could be an array
     sig = signature_of(["x"], (np.ones(3),), False, True)
     assert not scalar_result(_ir(masked), sig, set(), set())        # x[x > 0]: not sure
+    assert scalar_result(_ir(w1_tanh_sq), None, set(), set())       # a full sum: 0-d
     assert not scalar_result(_ir(branchy), sig, set(), set())       # one branch a vector

@@ -2524,3 +2524,45 @@ def test_angle_and_length_of_python_numbers() -> None:
                               np.array([0.5, 1.5]))
     assert all(type(d) is float for d in g)
     np.testing.assert_allclose(g, want, rtol=1e-6)
+
+
+def length_beside_a_truth_value(x):
+    m = np.less_equal(x, x)
+    return math.hypot(x[-1], m[0]) + np.sum(np.hypot(x, m)) + np.sum(np.hypot(m, m)) * x[0]
+
+
+def test_hypot_of_a_number_and_a_truth_value(framework: str) -> None:
+    """``math.hypot(x[-1], m[0])`` of a NumPy float and a NumPy bool: the float, read as a
+    Python number, was made the bool's dtype, and hypot(True, True) came out (people fuzzer
+    seed 6161: a silently wrong hvp on NumPy, which the guard did not check, and a crash on
+    torch, which takes no abs of a bool). Truth values and ints compute in float64 now."""
+    three_modes(length_beside_a_truth_value, [], framework, refusable=("tensorflow",))
+
+
+def from_numpy_of_a_detached_copy(x):
+    c = TORCH.from_numpy(x.detach().numpy())
+    return TORCH.sum(x * TORCH.floor(TORCH.exp(c * 0.0)))
+
+
+def test_a_kept_torch_call_of_a_numpy_array_keeps_it() -> None:
+    """``torch.from_numpy(x.detach().numpy())``: the kept call's NumPy array was made a tensor
+    first, which ``from_numpy`` refuses (people fuzzer seed 7171); only numbers are now."""
+    require("torch")
+    import torch
+    global TORCH
+    TORCH = torch
+    x = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64)
+    np.testing.assert_allclose(gradlab.grad(from_numpy_of_a_detached_copy)(x).numpy(), 1.0)
+
+
+def dot_with_a_truth_value(x):
+    m = np.all(x > -5.0)
+    v = np.dot(x, m)
+    return np.mean(v[1:] * x[1:]) + np.dot(m, x[0])
+
+
+def test_the_gradient_of_a_dot_with_a_truth_value(framework: str) -> None:
+    """``np.dot(v, np.all(x))``: the adjoint multiplied the gradient by the bool, and
+    TensorFlow's float64 * bool is a bool tensor, all False for small values: a silently
+    zero gradient (people fuzzer seed 7171). The truth value is cast to the gradient's dtype."""
+    three_modes(dot_with_a_truth_value, [], framework, refusable=("tensorflow",))

@@ -57,15 +57,15 @@ def matmul_grad_x(dz: Any, x: Any, y: Any) -> Any:
         return gl.native_zeros_like(x)
     nx, ny = gl.ndim(x), gl.ndim(y)
     if nx == 0 or ny == 0:          # np.dot with a number is a product
-        return gl.unbroadcast(dz * y, x)
+        return gl.unbroadcast(dz * _as_numbers(y, dz), x)
     if nx == 2 and ny == 2:
         return gl.matmul(dz, gl.swapaxes(y, -1, -2))
     if nx == 2 and ny == 1 and gl.ndim(dz) == 1:      # W @ h: the outer product of dz and h
         return gl.outer(dz, y)
     if ny == 1:
         if nx == 1:
-            return dz * y
-        return gl.reshape(dz, gl.shape(dz) + (1,)) * y
+            return dz * _as_numbers(y, dz)
+        return gl.reshape(dz, gl.shape(dz) + (1,)) * _as_numbers(y, dz)
     if nx == 1:
         if ny == 2:
             return gl.matmul(y, dz)
@@ -74,20 +74,31 @@ def matmul_grad_x(dz: Any, x: Any, y: Any) -> Any:
     return gl.unbroadcast(gl.matmul(dz, gl.swapaxes(y, -1, -2)), x)
 
 
+def _as_numbers(v: Any, like: Any) -> Any:
+    """A mask or an int operand of a product, in the gradient's dtype: TensorFlow's ``*`` of a
+    float64 tensor and a bool one gave a bool tensor, all False (``np.dot(v, np.all(x))``:
+    people fuzzer seed 7171, a silently zero gradient)."""
+    kind = str(getattr(v, "dtype", "float"))
+    if ("bool" in kind or "int" in kind) and hasattr(like, "dtype"):
+        return gl.astype(v, gl.dtype(like))
+    return v
+
+
 def matmul_grad_y(dz: Any, x: Any, y: Any) -> Any:
     """d(x @ y)/dy applied to ``dz``."""
     if isinstance(dz, float) and dz == 0.0:
         return gl.native_zeros_like(y)
     nx, ny = gl.ndim(x), gl.ndim(y)
     if nx == 0 or ny == 0:          # np.dot with a number is a product
-        return gl.unbroadcast(dz * x, y)
+        return gl.unbroadcast(dz * _as_numbers(x, dz), y)
     if nx == 2 and (ny == 2 or ny == 1):   # x.T @ dz
         return gl.matmul(gl.swapaxes(x, -1, -2), dz)
     if nx == 1:
         if ny == 1:
-            return dz * x
+            return dz * _as_numbers(x, dz)
         shape = gl.shape(dz)
-        return gl.reshape(x, (-1, 1)) * gl.reshape(dz, shape[:-1] + (1,) + shape[-1:])
+        return gl.reshape(_as_numbers(x, dz), (-1, 1)) * gl.reshape(
+            dz, shape[:-1] + (1,) + shape[-1:])
     if ny == 1:
         column = gl.reshape(dz, gl.shape(dz) + (1,))
         return gl.sum_to(gl.matmul(gl.swapaxes(x, -1, -2), column)[..., 0], gl.shape(y))

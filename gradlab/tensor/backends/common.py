@@ -80,10 +80,17 @@ def logsumexp_shift(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
 
 def _inexact(x: Any) -> Any:
     """``x``, in float64 where it holds bools or ints, as NumPy computes with them."""
-    dtype = getattr(x, "dtype", None)
-    if dtype is None or any(kind in str(dtype) for kind in ("float", "complex")):
+    if getattr(x, "dtype", None) is None or _is_inexact(x):
         return x
     return gl.astype(x, gl.dtype(1.0))
+
+
+def _is_inexact(x: Any) -> bool:
+    """Whether ``x`` is an array (or NumPy scalar) of floats or complex numbers."""
+    return any(kind in str(getattr(x, "dtype", "")) for kind in ("float", "complex"))
+
+
+_PYTHON_NUMBERS = (int, float, bool)
 
 
 def logsumexp(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
@@ -153,11 +160,22 @@ def log_softmax(x: Any, axis: int = -1) -> Any:
 def hypot(x: Any, y: Any) -> Any:
     """sqrt(x² + y²), scaled by the larger magnitude so that it neither overflows nor
     underflows where the squares would (as NumPy's own hypot does). A Python number takes the
-    other operand's dtype, as NumPy's scalars do."""
-    if isinstance(y, (int, float)):
+    other operand's float dtype, as NumPy's scalars do; a truth value or an int beside a float
+    array takes its dtype, two of them compute in NumPy's dtype (torch takes no ``abs`` of a
+    bool: ``math.hypot(x, mask[0])``)."""
+    if type(y) in _PYTHON_NUMBERS and _is_inexact(x):
         y = gl.full_like(x, y)
-    elif isinstance(x, (int, float)):
+    elif type(x) in _PYTHON_NUMBERS and _is_inexact(y):
         x = gl.full_like(y, x)
+    elif _is_inexact(x) and not _is_inexact(y) and hasattr(y, "dtype"):
+        y = gl.astype(y, gl.dtype(x))          # a truth value beside a float: the float's
+    elif _is_inexact(y) and not _is_inexact(x) and hasattr(x, "dtype"):
+        x = gl.astype(x, gl.dtype(y))
+    elif not _is_inexact(x) and not _is_inexact(y):   # NumPy: float16 of two truth values
+        both_bools = all(type(v) is bool or "bool" in str(getattr(v, "dtype", ""))
+                         for v in (x, y))
+        to = "float16" if both_bools else "float64"
+        x, y = (gl.astype(v, to) if hasattr(v, "dtype") else float(v) for v in (x, y))
     big = gl.maximum(gl.abs(x), gl.abs(y))
     scale = gl.where(big > 0, big, gl.ones_like(big))
     return scale * gl.sqrt((x / scale) ** 2 + (y / scale) ** 2)
@@ -364,8 +382,9 @@ def torch_call(fn: Any, *args: Any, **kwargs: Any) -> Any:
     through it), where gradlab may hold as a Python or NumPy float what the user's code made
     a tensor (``v = torch.tensor(x)`` of a float): that input made a tensor first, as torch's
     functions take no number there. (Only the first argument, the input of torch's functions:
-    the others may be options, ``dim=0``; ints stay, as they may be sizes, ``torch.randn(3)``.)"""
-    if args and isinstance(args[0], (float, complex, _numpy.inexact, _numpy.ndarray)):
+    the others may be options, ``dim=0``; ints stay, as they may be sizes, ``torch.randn(3)``;
+    NumPy arrays stay, for ``torch.from_numpy``.)"""
+    if args and isinstance(args[0], (float, complex, _numpy.inexact)):
         import torch
         args = (torch.as_tensor(args[0]),) + args[1:]
     return fn(*args, **kwargs)

@@ -271,6 +271,9 @@ class Checker:
             ok = any(close(got, alt, rtol, rtol * scale) for alt in self.conventions(ref, want))
         if ok:
             return None
+        if what == "finite differences" and close(got, want, 1e-3, 1e-3 * scale) and (
+                autodiff_agrees(mode, got, ref)):
+            return None         # differences of differences near a kink: autodiff settles it
         if what == "finite differences" and np.isnan(got).any() and nan_like_autodiff(
                 mode, got, ref):
             raise Undefined("NaN where the program's own autodiff gives NaN too (0 * inf: "
@@ -436,6 +439,22 @@ def nan_like_autodiff(mode: str, got: np.ndarray, ref: Reference) -> bool:
     keep = ~np.isnan(got)
     return bool(close(got[keep], ad[keep], 1e-6, 1e-6 * max(1.0, float(np.max(
         np.abs(ad[keep]), initial=0.0)))))
+
+
+def autodiff_agrees(mode: str, got: np.ndarray, ref: Reference) -> bool:
+    """Whether the framework's own autodiff of the program (HIPS autograd for NumPy's) gives
+    ``got`` to 1e-7: where finite differences are near, but their truncation error is not
+    small (an hvp of ``std`` over three close values: people fuzzer seed 7171)."""
+    try:
+        ad = ref.autodiff(mode) if ref.dialect != "numpy" else _autograd_of_numpy(ref, mode)
+    except Exception:
+        return False
+    if ad is None:
+        return False
+    ad = np.asarray(ad, dtype=np.float64).ravel()
+    got = np.asarray(got, dtype=np.float64).ravel()
+    scale = max(1.0, float(np.max(np.abs(ad), initial=0.0)))
+    return ad.shape == got.shape and close(got, ad, 1e-7, 1e-7 * scale)
 
 
 def _autograd_of_numpy(ref: Reference, mode: str) -> Any:
