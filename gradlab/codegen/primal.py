@@ -8,6 +8,7 @@ a user function called by the differentiated one gets a portable copy of it (see
 """
 from __future__ import annotations
 
+import types
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -19,7 +20,7 @@ from .build import assign, attr, call, comment, const, expr_stmt, for_, if_, ind
     not_plain_index, while_
 from .ir import Assign, Const, EffectKind, Op, OpKind
 from .primitives import signature
-from .resolve import Resolver
+from .resolve import Resolver, dotted
 from .rules import custom_function, is_custom
 
 _OPERATORS = {"add": gast.Add, "subtract": gast.Sub, "multiply": gast.Mult, "divide": gast.Div,
@@ -61,9 +62,22 @@ class Emitter:
         if op.kind is OpKind.POP:
             return call(attr(str(op.args[0]), "pop"), [])
         if op.kind is OpKind.OPAQUE:
-            return call(self.inline(op.node), [self.atom(a) for a in op.args],  # type: ignore[arg-type]
-                        {k: self.atom(v) for k, v in op.kwargs.items()})
+            func = self.inline(op.node)  # type: ignore[arg-type]
+            args = [self.atom(a) for a in op.args]
+            kwargs = {k: self.atom(v) for k, v in op.kwargs.items()}
+            if self.torch_function(op.node):   # F.gelu(v): v may be held as a number
+                return call(attr(self.gl, "torch_call"), [func] + args, kwargs)
+            return call(func, args, kwargs)
         return self.prim_expr(op)
+
+    def torch_function(self, func: Any) -> bool:
+        """Whether ``func`` (``F.gelu``, ``torch.logit``) is a function of torch's."""
+        parts = dotted(func) if isinstance(func, gast.expr) else None
+        if not parts:
+            return False
+        found, module = self.resolver.scope.lookup(parts[0])
+        return found and isinstance(module, types.ModuleType) and (
+            module.__name__.split(".")[0] == "torch")
 
     def opaque_recorded(self, s: Assign, wrt: list[int], params: bool = False) -> gast.stmt:
         """``y, y_vjp = gl.vjp_of(model, x)``: the call made under the framework's autodiff,
@@ -296,21 +310,14 @@ class _InlineRewriter(gast.NodeTransformer):
             if func.attr == "numpy":
                 return copy
             return call(gast.Attribute(value=copy, attr="tolist", ctx=gast.Load()), [])
-        if self._torch_spelled(res):
+        if (getattr(res.callee, "__module__", None) or "").split(".")[0] == "torch" or (
+                self.e.torch_function(func)):   # torch.logit(v): v may be held as a number
             return gast.Call(func=attr(self.e.gl, "torch_call"), args=[func] + node.args,
                              keywords=node.keywords)
         if not _numpy_spelled(res):
             return node
         return gast.Call(func=attr(self.e.gl, "numpy_call"), args=[func] + node.args,
                          keywords=node.keywords)
-
-    def _torch_spelled(self, res: Any) -> bool:
-        """Whether ``res`` calls a function of torch's (``torch.logit``, ``F.softsign``),
-        which takes tensors only, where gradlab may hold a number (``torch.tensor(0.5)``)."""
-        if (getattr(res.callee, "__module__", None) or "").split(".")[0] == "torch":
-            return True
-        found, module = self.e.resolver.scope.lookup(res.label.split(".")[0])
-        return found and getattr(module, "__name__", "").split(".")[0] == "torch"
 
     def visit_Attribute(self, node: gast.Attribute) -> gast.expr:
         self.generic_visit(node)

@@ -2436,13 +2436,15 @@ def test_numpy_arrays_made_of_numbers_meet_the_backends_values(framework: str) -
 
 def logit_of_a_tensor_made_of_a_float(x):
     v = TORCH.tensor(x)
-    return TORCH.logit(TORCH.sigmoid(v)) + v * 2.0
+    u = TORCH.any(v > 0.0).tanh()
+    return TORCH.logit(TORCH.sigmoid(v)) + v * 2.0 + float(TORCH.nn.functional.gelu(u)) * 0.0
 
 
 def test_a_kept_torch_call_of_a_value_held_as_a_number() -> None:
     """``torch.tensor(x)`` of a Python float is held as the float (no gradient flows through
     torch.tensor); ``torch.logit`` of it, a torch function with no rule, then got a float and
-    raised (people fuzzer seed 1212). A kept torch function's input is made a tensor first."""
+    raised (people fuzzer seed 1212); ``F.gelu`` of ``torch.tanh`` of a truth value, held as a
+    NumPy float32 (seed 5151), the same. A kept torch function's input is made a tensor first."""
     require("torch")
     import torch
     global TORCH
