@@ -70,8 +70,11 @@ class Emitter:
             return call(func, args, kwargs)
         return self.prim_expr(op)
 
-    def torch_function(self, func: Any) -> bool:
-        """Whether ``func`` (``F.gelu``, ``torch.logit``) is a function of torch's."""
+    def torch_function(self, func: Any, callee: Any = None) -> bool:
+        """Whether ``func`` (``F.gelu``, ``torch.logit``), which resolved to ``callee``, is a
+        function of torch's."""
+        if (getattr(callee, "__module__", None) or "").split(".")[0] == "torch":
+            return True
         parts = dotted(func) if isinstance(func, gast.expr) else None
         if not parts:
             return False
@@ -310,8 +313,7 @@ class _InlineRewriter(gast.NodeTransformer):
             if func.attr == "numpy":
                 return copy
             return call(gast.Attribute(value=copy, attr="tolist", ctx=gast.Load()), [])
-        if (getattr(res.callee, "__module__", None) or "").split(".")[0] == "torch" or (
-                self.e.torch_function(func)):   # torch.logit(v): v may be held as a number
+        if self.e.torch_function(func, res.callee):   # torch.logit(v): v may be a number
             return gast.Call(func=attr(self.e.gl, "torch_call"), args=[func] + node.args,
                              keywords=node.keywords)
         if not _numpy_spelled(res):

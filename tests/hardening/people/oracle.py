@@ -423,18 +423,22 @@ def skip_reason(program: PeopleProgram, mode: str, backend: str) -> str:
     return ""
 
 
-def nan_like_autodiff(mode: str, got: np.ndarray, ref: Reference) -> bool:
-    """Whether the framework's own autodiff of the program (HIPS autograd for NumPy's) has NaN
-    exactly where ``got`` has, and agrees elsewhere: autodiff's answer, visible as NaN."""
+def _own_autodiff(mode: str, ref: Reference) -> np.ndarray | None:
+    """The framework's own autodiff of the program (HIPS autograd for NumPy's), flat; None
+    where it cannot run."""
     try:
         ad = ref.autodiff(mode) if ref.dialect != "numpy" else _autograd_of_numpy(ref, mode)
     except Exception:
-        return False
-    if ad is None:
-        return False
-    ad = np.asarray(ad, dtype=np.float64).ravel()
+        return None
+    return None if ad is None else np.asarray(ad, dtype=np.float64).ravel()
+
+
+def nan_like_autodiff(mode: str, got: np.ndarray, ref: Reference) -> bool:
+    """Whether the framework's own autodiff of the program has NaN exactly where ``got`` has,
+    and agrees elsewhere: autodiff's answer, visible as NaN."""
+    ad = _own_autodiff(mode, ref)
     got = np.asarray(got, dtype=np.float64).ravel()
-    if ad.shape != got.shape or not np.array_equal(np.isnan(ad), np.isnan(got)):
+    if ad is None or ad.shape != got.shape or not np.array_equal(np.isnan(ad), np.isnan(got)):
         return False
     keep = ~np.isnan(got)
     return bool(close(got[keep], ad[keep], 1e-6, 1e-6 * max(1.0, float(np.max(
@@ -442,19 +446,14 @@ def nan_like_autodiff(mode: str, got: np.ndarray, ref: Reference) -> bool:
 
 
 def autodiff_agrees(mode: str, got: np.ndarray, ref: Reference) -> bool:
-    """Whether the framework's own autodiff of the program (HIPS autograd for NumPy's) gives
-    ``got`` to 1e-7: where finite differences are near, but their truncation error is not
-    small (an hvp of ``std`` over three close values: people fuzzer seed 7171)."""
-    try:
-        ad = ref.autodiff(mode) if ref.dialect != "numpy" else _autograd_of_numpy(ref, mode)
-    except Exception:
-        return False
-    if ad is None:
-        return False
-    ad = np.asarray(ad, dtype=np.float64).ravel()
+    """Whether the framework's own autodiff of the program gives ``got`` to 1e-7: where finite
+    differences are near, but their truncation error is not small (an hvp of ``std`` over
+    three close values: people fuzzer seed 7171)."""
+    ad = _own_autodiff(mode, ref)
     got = np.asarray(got, dtype=np.float64).ravel()
-    scale = max(1.0, float(np.max(np.abs(ad), initial=0.0)))
-    return ad.shape == got.shape and close(got, ad, 1e-7, 1e-7 * scale)
+    if ad is None or ad.shape != got.shape:
+        return False
+    return close(got, ad, 1e-7, 1e-7 * max(1.0, float(np.max(np.abs(ad), initial=0.0))))
 
 
 def _autograd_of_numpy(ref: Reference, mode: str) -> Any:
