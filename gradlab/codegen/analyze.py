@@ -58,6 +58,9 @@ class Activity:
     varied: set[str] = field(default_factory=set)
     useful: set[str] = field(default_factory=set)
     arrays: set[str] = field(default_factory=set)
+    #: names assigned by a primitive, which gradlab may hold as a Python number where NumPy has
+    #: a NumPy scalar (``abs`` of a truth value): their ``.size`` and ``.dtype`` are read by ``gl``
+    computed: set[str] = field(default_factory=set)
     #: for calls of user functions (default: the result may share every array argument's memory)
     user_aliases: UserAliases | None = None
 
@@ -114,8 +117,11 @@ def analyze(fn: ir.Function, wrt: list[str], arrays: set[str] | None = None,
     may share (default: every array argument's)."""
     stmts = list(ir.walk(fn.body))
     start = set(fn.params) if arrays is None else set(arrays)
+    computed = {t for s in stmts if isinstance(s, Assign) and s.op.kind is OpKind.PRIM
+                for t in _targets(s)}
     return Activity(_varied(stmts, set(wrt)), _useful(stmts, fn.result),
-                    _arrays(stmts, start, user_result), user_aliases)
+                    _arrays(stmts, start, user_result), computed=computed,
+                    user_aliases=user_aliases)
 
 
 # Each of the three grows a set of names until it stops growing (a set of the function's

@@ -330,12 +330,16 @@ class _InlineRewriter(gast.NodeTransformer):
                 return call(attr(self.e.gl, "size"), [node.value])
             if node.attr == "shape":
                 return call(attr(self.e.gl, "shape"), [node.value])
+        activity = self.e.activity
         if node.attr in ("ndim", "dtype") and (
-                node.value.id in self.e.activity.varied or node.value.id in self.e.activity.arrays
-                if isinstance(node.value, gast.Name) else self._dynamic(node.value)):
+                node.value.id in activity.varied or node.value.id in activity.arrays
+                or node.value.id in activity.computed
+                if isinstance(node.value, gast.Name) else self._dynamic(node.value)) or (
+                node.attr in ("size", "shape") and isinstance(node.value, gast.Name)
+                and node.value.id in activity.computed):
             # a value gradlab may hold as a Python number where NumPy has a NumPy scalar
-            # (np.tanh of a float, np.less(x, x).dtype): its rank, 0, and dtype from gl.ndim
-            # and gl.dtype
+            # (np.tanh of a float, np.less(x, x).dtype, abs(mask[0]).size): its rank, 0, its
+            # dtype, size and shape from gl
             return call(attr(self.e.gl, node.attr), [node.value])
         return node
 

@@ -2568,3 +2568,19 @@ def test_the_gradient_of_a_dot_with_a_truth_value(framework: str) -> None:
     TensorFlow's float64 * bool is a bool tensor, all False for small values: a silently
     zero gradient (people fuzzer seed 7171). The truth value is cast to the gradient's dtype."""
     three_modes(dot_with_a_truth_value, [], framework, refusable=("tensorflow",))
+
+
+def size_of_an_absolute_truth_value(x):
+    for i in range(2):
+        pass
+    m = np.less_equal(i, i)
+    a = abs(m)
+    return np.sum(x ** 2) * float(a * a.size * 1.0) + a.ndim * x[0]
+
+
+def test_size_of_a_value_held_as_a_number(framework: str) -> None:
+    """``abs(np.less_equal(i, i)).size``: NumPy's ``abs`` of a NumPy bool is a NumPy bool, which
+    has a size; gradlab's, on torch and TensorFlow, a Python number, which has none (people
+    fuzzer seed 2468). ``.size`` and ``.shape`` of a value a primitive computed are read by
+    ``gl``, as ``.ndim`` and ``.dtype`` are."""
+    three_modes(size_of_an_absolute_truth_value, [], framework, refusable=("tensorflow",))
