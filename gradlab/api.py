@@ -234,7 +234,7 @@ class GeneratedFunction:
         namespace by device, come here every time)."""
         if not self._specializes or framework not in _SPECIALISED:
             return None
-        key = _signature_key(args)
+        key: tuple[Any, ...] | None = layout(args)
         try:
             return self._signatures[key]
         except KeyError:
@@ -380,7 +380,7 @@ class GeneratedFunction:
                 self._generic_of[impl] = generic
             if impl is generic:      # these shapes gain nothing: later calls skip the lookup
                 try:
-                    self._signatures[_signature_key(args)] = None
+                    self._signatures[layout(args)] = None
                 except TypeError:    # a dtype that cannot be a key
                     pass
             table = hit[2] if hit is not None else ({} if impl is not generic else None)
@@ -1023,12 +1023,6 @@ _STRICT_DTYPES = frozenset(("torch", "tensorflow"))
 _SPECIALISING = os.environ.get("GRADLAB_SPECIALISE", "1") != "0"
 #: The helpers of generic code that the code specialised for a call's shapes writes out.
 _SHAPE_HELPERS = ("gl.matmul_grad_", "gl.unbroadcast(", "gl.unbroadcast_to(", "gl.broadcast_like(")
-
-
-def _signature_key(args: tuple[Any, ...]) -> Any:
-    """What a call's signature depends on: its arguments' types, shapes and dtypes."""
-    return (tuple(map(type, args)), shape_key(args),
-            tuple([getattr(a, "dtype", None) for a in args]))
 
 
 def _defaults(fn: Any) -> dict[str, Any]:

@@ -76,11 +76,15 @@ class Emitter:
         if (getattr(callee, "__module__", None) or "").split(".")[0] == "torch":
             return True
         parts = dotted(func) if isinstance(func, gast.expr) else None
-        if not parts:
-            return False
-        found, module = self.resolver.scope.lookup(parts[0])
-        return found and isinstance(module, types.ModuleType) and (
-            module.__name__.split(".")[0] == "torch")
+        return bool(parts) and self._module_root(parts[0]) == "torch"   # type: ignore[index]
+
+    def _module_root(self, name: str) -> str:
+        """The top package of the module the user's global ``name`` is (``np``: numpy,
+        ``F``: torch); "" where it is not a module."""
+        found, module = self.resolver.scope.lookup(name)
+        if not found or not isinstance(module, types.ModuleType):
+            return ""
+        return module.__name__.split(".")[0]
 
     def opaque_recorded(self, s: Assign, wrt: list[int], params: bool = False) -> gast.stmt:
         """``y, y_vjp = gl.vjp_of(model, x)``: the call made under the framework's autodiff,
@@ -145,8 +149,7 @@ class Emitter:
         if op.prim in ARRAY_RESULTS or self.uses_arrays(op) or not op.source:
             return None
         parts = str(op.source).split(".")
-        found, module = self.resolver.scope.lookup(parts[0])
-        root = getattr(module, "__name__", "").split(".")[0] if found else ""
+        root = self._module_root(parts[0])
         if root not in ("numpy", "math"):
             return None
         func: gast.expr = name(parts[0])

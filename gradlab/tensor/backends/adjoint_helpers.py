@@ -19,7 +19,7 @@ from typing import Any, Callable
 import numpy as _numpy
 
 from ...errors import GradlabError
-from .common import matrix_axes
+from .common import is_inexact, matrix_axes
 
 #: The namespace a template is bound to, and whether NumPy's scalars are constants there (both
 #: set in each bound copy, never here).
@@ -78,8 +78,7 @@ def _as_numbers(v: Any, like: Any) -> Any:
     """A mask or an int operand of a product, in the gradient's dtype: TensorFlow's ``*`` of a
     float64 tensor and a bool one gave a bool tensor, all False (``np.dot(v, np.all(x))``:
     people fuzzer seed 7171, a silently zero gradient)."""
-    kind = str(getattr(v, "dtype", "float"))
-    if ("bool" in kind or "int" in kind) and hasattr(like, "dtype"):
+    if hasattr(v, "dtype") and not is_inexact(v) and hasattr(like, "dtype"):
         return gl.astype(v, gl.dtype(like))
     return v
 

@@ -80,12 +80,12 @@ def logsumexp_shift(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
 
 def _inexact(x: Any) -> Any:
     """``x``, in float64 where it holds bools or ints, as NumPy computes with them."""
-    if getattr(x, "dtype", None) is None or _is_inexact(x):
+    if getattr(x, "dtype", None) is None or is_inexact(x):
         return x
     return gl.astype(x, gl.dtype(1.0))
 
 
-def _is_inexact(x: Any) -> bool:
+def is_inexact(x: Any) -> bool:
     """Whether ``x`` is an array (or NumPy scalar) of floats or complex numbers."""
     return any(kind in str(getattr(x, "dtype", "")) for kind in ("float", "complex"))
 
@@ -163,15 +163,15 @@ def hypot(x: Any, y: Any) -> Any:
     other operand's float dtype, as NumPy's scalars do; a truth value or an int beside a float
     array takes its dtype, two of them compute in NumPy's dtype (torch takes no ``abs`` of a
     bool: ``math.hypot(x, mask[0])``)."""
-    if type(y) in _PYTHON_NUMBERS and _is_inexact(x):
+    if type(y) in _PYTHON_NUMBERS and is_inexact(x):
         y = gl.full_like(x, y)
-    elif type(x) in _PYTHON_NUMBERS and _is_inexact(y):
+    elif type(x) in _PYTHON_NUMBERS and is_inexact(y):
         x = gl.full_like(y, x)
-    elif _is_inexact(x) and not _is_inexact(y) and hasattr(y, "dtype"):
+    elif is_inexact(x) and not is_inexact(y) and hasattr(y, "dtype"):
         y = gl.astype(y, gl.dtype(x))          # a truth value beside a float: the float's
-    elif _is_inexact(y) and not _is_inexact(x) and hasattr(x, "dtype"):
+    elif is_inexact(y) and not is_inexact(x) and hasattr(x, "dtype"):
         x = gl.astype(x, gl.dtype(y))
-    elif not _is_inexact(x) and not _is_inexact(y):   # NumPy: float16 of two truth values
+    elif not is_inexact(x) and not is_inexact(y):   # NumPy: float16 of two truth values
         both_bools = all(type(v) is bool or "bool" in str(getattr(v, "dtype", ""))
                          for v in (x, y))
         to = "float16" if both_bools else "float64"

@@ -93,10 +93,8 @@ def arctan2(x: Any, y: Any) -> Any:
 
 
 def _whole_as_float(v: Any) -> Any:
-    dtype = getattr(v, "dtype", None)
-    if dtype is None or tf.as_dtype(dtype).is_floating:
-        return v
-    return tf.cast(v, tf.float64)
+    """A tensor of ints or bools in float64 (:func:`_as_float`); a number as it is."""
+    return v if getattr(v, "dtype", None) is None else _as_float(v)
 
 
 def maximum(x: Any, y: Any) -> Any:
