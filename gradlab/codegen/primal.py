@@ -149,6 +149,8 @@ class Emitter:
         if op.prim in ARRAY_RESULTS or self.uses_arrays(op) or not op.source:
             return None
         parts = str(op.source).split(".")
+        if not all(part.isidentifier() for part in parts):
+            return None     # a method of an expression (``np.arcsin(c).round()``), no module's
         root = self._module_root(parts[0])
         if root not in ("numpy", "math"):
             return None

@@ -2584,3 +2584,18 @@ def test_size_of_a_value_held_as_a_number(framework: str) -> None:
     fuzzer seed 2468). ``.size`` and ``.shape`` of a value a primitive computed are read by
     ``gl``, as ``.ndim`` and ``.dtype`` are."""
     three_modes(size_of_an_absolute_truth_value, [], framework, refusable=("tensorflow",))
+
+
+def method_of_a_numpy_call_on_numbers(x):
+    c = np.float64(3)
+    r = np.arcsin(c * 0.1).round(2)
+    return np.sum(x ** 2) * r + np.cos(c * 0.2).round() * x[0]
+
+
+def test_a_method_of_a_numpy_call_on_numbers(framework: str) -> None:
+    """``np.arcsin(c * 0.1).round()`` of a number: the method's label,
+    ``np.arcsin(c * 0.1).round``, was read as a NumPy function's dotted name and the call
+    written ``np.arcsin(...).round(arcsin_c)``, the operand passed as the number of decimals
+    (people fuzzer seed 4680: a crash on all four backends). Only a dotted name of
+    identifiers is a module's function."""
+    three_modes(method_of_a_numpy_call_on_numbers, [], framework)
