@@ -8,6 +8,7 @@ a user function called by the differentiated one gets a portable copy of it (see
 """
 from __future__ import annotations
 
+import builtins
 import types
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -237,6 +238,10 @@ def _numpy_spelled(res: Any) -> bool:
         "numpy", "scipy") or res.label.split(".")[0] in ("np", "numpy", "scipy")
 
 
+#: Builtins a kept call may take as a function argument (``key=abs``) that ``gl`` has too.
+_BUILTINS_WITH_PORTABLE_VERSIONS = frozenset({"abs"})
+
+
 def _same(a: Any, b: Any) -> bool:
     try:
         return type(a) is type(b) and a == b
@@ -322,9 +327,24 @@ class _InlineRewriter(gast.NodeTransformer):
             return gast.Call(func=attr(self.e.gl, "torch_call"), args=[func] + node.args,
                              keywords=node.keywords)
         if not _numpy_spelled(res):
-            return node
+            return self._with_portable_functions(node)
         return gast.Call(func=attr(self.e.gl, "numpy_call"), args=[func] + node.args,
                          keywords=node.keywords)
+
+    def _with_portable_functions(self, node: gast.Call) -> gast.Call:
+        """``min(m[0], b, key=abs)``: a builtin passed as a function to a kept call meets the
+        backend's values, which gradlab may hold where NumPy holds others (torch has no abs of
+        a truth value, NumPy has); ``gl``'s own version is passed instead."""
+        def portable(arg: gast.expr) -> gast.expr:
+            if isinstance(arg, gast.Name) and arg.id in _BUILTINS_WITH_PORTABLE_VERSIONS:
+                found, value = self.e.resolver.scope.lookup(arg.id)
+                if found and value is getattr(builtins, arg.id):
+                    return attr(self.e.gl, arg.id)
+            return arg
+        node.args = [portable(a) for a in node.args]
+        for keyword in node.keywords:
+            keyword.value = portable(keyword.value)
+        return node
 
     def visit_Attribute(self, node: gast.Attribute) -> gast.expr:
         self.generic_visit(node)

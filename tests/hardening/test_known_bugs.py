@@ -2599,3 +2599,16 @@ def test_a_method_of_a_numpy_call_on_numbers(framework: str) -> None:
     (people fuzzer seed 4680: a crash on all four backends). Only a dotted name of
     identifiers is a module's function."""
     three_modes(method_of_a_numpy_call_on_numbers, [], framework)
+
+
+def smallest_by_magnitude_beside_a_truth_value(x):
+    m = np.less_equal(x, x)
+    c = min(m[0], -2.0, key=abs)
+    return np.sum(x ** 2) + c * 1.0 + max([m[1], 0.5], key=abs) * x[0]
+
+
+def test_a_builtin_passed_as_a_key_to_a_kept_call(framework: str) -> None:
+    """``min(m[0], b, key=abs)`` with ``m`` a truth array: the builtin ``abs`` met torch's
+    bool tensor, which has no ``abs`` (NumPy's bool has; people fuzzer seed 4680). A builtin
+    passed as a function to a kept call is ``gl``'s version."""
+    three_modes(smallest_by_magnitude_beside_a_truth_value, [], framework, refusable=("tensorflow",))
