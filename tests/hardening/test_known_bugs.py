@@ -2612,3 +2612,15 @@ def test_a_builtin_passed_as_a_key_to_a_kept_call(framework: str) -> None:
     bool tensor, which has no ``abs`` (NumPy's bool has; people fuzzer seed 4680). A builtin
     passed as a function to a kept call is ``gl``'s version."""
     three_modes(smallest_by_magnitude_beside_a_truth_value, [], framework, refusable=("tensorflow",))
+
+
+def angle_of_a_half_precision_value(x):
+    h = np.arctan(np.less_equal(x, x))          # NumPy: float16, pi/4
+    return np.sum(np.arctan2(h, x * x)) + np.sum(np.arctan2(x, h[0]))
+
+
+def test_arctan2_beside_a_half_precision_operand(framework: str) -> None:
+    """``np.arctan2(np.arctan(mask), w.prod())``: the rule squared the float16 operand in
+    float16 and the derivative was off by 4e-4 (people fuzzer seed 4680). The rules divide by
+    ``hypot(x, y) ** 2``, which computes in the wider dtype of the two."""
+    three_modes(angle_of_a_half_precision_value, [], framework, refusable=("tensorflow",))

@@ -237,7 +237,8 @@ def minimum(z, x, y):
 
 @tangent("arctan2")
 def arctan2(z, x, y):
-    z_dot = (y * x_dot - x * y_dot) / gl.or_one(x * x + y * y)    # 0 at the origin
+    # hypot(x, y) ** 2: x * x + y * y in the wider dtype of the two; 0 at the origin
+    z_dot = (y * x_dot - x * y_dot) / gl.or_one(gl.hypot(x, y) ** 2)
 
 
 @tangent("squared_difference")

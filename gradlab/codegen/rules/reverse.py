@@ -256,8 +256,10 @@ def minimum(z, x, y):
 
 @adjoint("arctan2")
 def arctan2(z, x, y):
-    dx = gl.unbroadcast(dz * y / gl.or_one(x * x + y * y), x)     # 0 at the origin
-    dy = gl.unbroadcast(-dz * x / gl.or_one(x * x + y * y), y)
+    # hypot(x, y) ** 2 is x * x + y * y in the wider dtype of the two (x * x of a float16
+    # beside a float64 would round in float16); 0 at the origin
+    dx = gl.unbroadcast(dz * y / gl.or_one(gl.hypot(x, y) ** 2), x)
+    dy = gl.unbroadcast(-dz * x / gl.or_one(gl.hypot(x, y) ** 2), y)
 
 
 @adjoint("squared_difference")
