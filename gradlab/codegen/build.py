@@ -111,6 +111,14 @@ def subscript_index(index: gast.expr) -> gast.expr:
     return index
 
 
+def expanding_index(index: Any) -> bool:
+    """An index a 0-d array takes: ``None``, ``...``, ``()`` or a tuple of them (``v[None]``).
+    A value gradlab holds as a Python number (NumPy has a NumPy scalar there) takes none."""
+    parts = index.elts if isinstance(index, gast.Tuple) else [index]
+    return all(isinstance(p, gast.Constant) and (p.value is None or p.value is Ellipsis)
+               for p in parts)
+
+
 def not_plain_index(index: Any) -> bool:
     """An index some framework's ``[]`` does not take as NumPy does: a list of indices
     (``x[[0, 2]]``) or a slice whose step is not a positive literal (``x[::-1]``)."""

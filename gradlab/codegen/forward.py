@@ -15,7 +15,7 @@ import gast
 from . import ir, trees
 from .analyze import array_arguments
 from .build import REQUIRED, assign, attr, call, const, expr_stmt, function_def, name, param, \
-    not_plain_index, subscript_index
+    expanding_index, not_plain_index, subscript_index
 from .dispatch import StatementRules, apply_rule, rule_for
 from .ir import Assign, OpKind
 from .prepare import Prepared
@@ -206,7 +206,7 @@ class Forward(StatementRules[list[gast.stmt]]):
             names = {n.id for n in trees.walk(index) if isinstance(n, gast.Name)}
             if not names & self.act.arrays:
                 written = subscript_index(index)
-                if not not_plain_index(written):
+                if not not_plain_index(written) and not expanding_index(written):
                     return gast.Subscript(value=value.args[0], slice=written, ctx=gast.Load())
         return value
 

@@ -18,7 +18,7 @@ import gast
 from . import ir, trees
 from .analyze import ARRAY_RESULTS, ARRAYS_FROM_NUMBERS, CREATION, Activity, array_arguments
 from .build import assign, attr, call, comment, const, expr_stmt, for_, if_, index_value, name, \
-    not_plain_index, while_
+    expanding_index, not_plain_index, while_
 from .ir import Assign, Const, EffectKind, Op, OpKind
 from .primitives import signature
 from .resolve import Resolver, dotted
@@ -115,9 +115,11 @@ class Emitter:
         if prim in ("getitem", "list_getitem"):
             index = op.args[1]
             if prim == "getitem" and (ir.atom_names(index) & self.activity.arrays or
-                                      not_plain_index(index)):
+                                      not_plain_index(index) or self._held_as_number(op.args[0], index)):
                 # an array of indices (TensorFlow's [] takes only ints and slices), a list of
-                # them, or a negative step (torch's [] refuses one): the layer's getitem
+                # them, a negative step (torch's [] refuses one), or a value gradlab may hold
+                # as a Python number where NumPy has a NumPy scalar (np.less(w, w)[None] of a
+                # float w): the layer's getitem
                 return self.gl_call("getitem", op.args, {})
             return gast.Subscript(value=self.atom(op.args[0]), slice=self.atom(index),
                                   ctx=gast.Load())
@@ -133,6 +135,12 @@ class Emitter:
             return call(name(self.portable_name(fn)), [self.atom(a) for a in op.args],
                         {k: self.atom(v) for k, v in op.kwargs.items()})
         return self.gl_call(prim, op.args, op.kwargs)
+
+    def _held_as_number(self, atom: Any, index: Any) -> bool:
+        """Whether ``atom[index]`` may index a Python number: ``atom`` is a value a primitive
+        computed (from numbers, on torch, TensorFlow and JAX, gradlab holds it as one), and
+        the index is one a 0-d array takes (None, ``...``, ``()``)."""
+        return isinstance(atom, str) and atom in self.activity.computed and expanding_index(index)
 
     def _converted(self, op: Op) -> gast.expr | None:
         """``np.array(v)``/``np.asarray(v)`` of a value no gradient flows through (a list made

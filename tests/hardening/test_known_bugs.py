@@ -2624,3 +2624,29 @@ def test_arctan2_beside_a_half_precision_operand(framework: str) -> None:
     float16 and the derivative was off by 4e-4 (people fuzzer seed 4680). The rules divide by
     ``hypot(x, y) ** 2``, which computes in the wider dtype of the two."""
     three_modes(angle_of_a_half_precision_value, [], framework, refusable=("tensorflow",))
+
+
+def zero_dimensional_indices_of_numbers(x, w):
+    m = np.less_equal(w, w)
+    s = np.sin(w)
+    return np.sum(x) * m[None].squeeze() + s[None][0] * 2.0 + np.cos(w * 2.0)[...] + s[()] * w
+
+
+def test_zero_dimensional_indices_of_values_held_as_numbers(framework: str) -> None:
+    """``np.less_equal(w, w)[None]`` of a Python float ``w``: NumPy's result is a NumPy bool,
+    which takes ``[None]``; gradlab's, on torch, TensorFlow and JAX, a Python bool, which does
+    not (people fuzzer seed 1122). Such an index (None, ``...``, ``()``) of a computed value
+    goes through ``gl.getitem``, and so do its tangent and its gradient."""
+    require(framework)
+    x, w = np.array([0.5, 1.0]), 0.3
+    f = zero_dimensional_indices_of_numbers
+    dw = central(lambda v: float(f(x, float(v[0]))), np.array([w]))[0]
+    ddw = central(lambda v: float(central(lambda u: float(f(x, float(u[0]))), v, 1e-4)[0]),
+                  np.array([w]), 1e-4)[0]
+    fx = to_framework(x, framework)
+    gx, gw = gradlab.grad(f, wrt=(0, 1))(fx, w)
+    np.testing.assert_allclose(to_numpy(gx), np.ones(2))
+    assert float(to_numpy(gw)) == pytest.approx(dw, rel=1e-6)
+    _, t = gradlab.jvp(f, wrt=1)(fx, w, 1.0)
+    assert float(to_numpy(t)) == pytest.approx(dw, rel=1e-6)
+    assert float(to_numpy(gradlab.hvp(f, wrt=1)(fx, w, 1.0))) == pytest.approx(ddw, rel=1e-4)

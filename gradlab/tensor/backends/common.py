@@ -91,6 +91,8 @@ def is_inexact(x: Any) -> bool:
 
 
 _PYTHON_NUMBERS = (int, float, bool)
+#: A value gradlab may hold as a number where the user's code had an array of the framework's.
+NUMBERS = (bool, int, float, complex, _numpy.generic)
 
 
 def logsumexp(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:

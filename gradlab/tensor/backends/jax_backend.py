@@ -16,7 +16,7 @@ from .. import dtypes as _dtypes
 from ...errors import GradlabError
 from ..detect import require_callable_of
 from .base import Backend
-from .common import PadMode
+from .common import NUMBERS, PadMode
 
 
 def native_dtype(dtype: Any) -> Any:
@@ -100,6 +100,8 @@ def _index(index: Any) -> Any:
 
 
 def getitem(x: Any, index: Any) -> Any:
+    if isinstance(x, NUMBERS):
+        x = array(x)      # a number gradlab holds where NumPy has a NumPy scalar: v[None]
     return x[_index(index)]
 
 

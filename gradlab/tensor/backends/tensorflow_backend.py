@@ -17,7 +17,7 @@ from .. import dtypes as _dtypes
 from ...errors import GradlabError
 from ..detect import require_callable_of
 from .base import Backend
-from .common import PadMode, is_basic_index, normalize_axes, pad_indices, pad_pairs
+from .common import NUMBERS, PadMode, is_basic_index, normalize_axes, pad_indices, pad_pairs
 
 
 def native_dtype(dtype: Any) -> Any:
@@ -430,6 +430,8 @@ def take_along_axis(x: Any, indices: Any, axis: int) -> Any:
 def getitem(x: Any, index: Any) -> Any:
     """``x[index]`` with NumPy's semantics: TensorFlow's own indexing for ints, slices, None and
     Ellipsis; integer arrays (negative ones too) and boolean masks through gathers."""
+    if not isinstance(x, (tf.Tensor, tf.Variable)) and isinstance(x, NUMBERS):
+        x = array(x)      # a number gradlab holds where NumPy has a NumPy scalar: v[None]
     if type(index) is tuple:
         if is_basic_index(index):
             return x[index]

@@ -17,7 +17,7 @@ from .. import dtypes as _dtypes
 from ...errors import GradlabError
 from ..detect import require_callable_of
 from .base import Backend
-from .common import PadMode, is_basic_index, normalize_axes, pad_indices, pad_pairs
+from .common import NUMBERS, PadMode, is_basic_index, normalize_axes, pad_indices, pad_pairs
 
 #: where creation functions put new tensors; None is torch's default (set per namespace)
 DEVICE: Any = None
@@ -390,6 +390,8 @@ def take_along_axis(x: Any, indices: Any, axis: int) -> Any:
 
 
 def getitem(x: Any, index: Any) -> Any:
+    if not isinstance(x, torch.Tensor) and isinstance(x, NUMBERS):
+        x = array(x)      # a number gradlab holds where NumPy has a NumPy scalar: v[None]
     if type(index) is tuple:
         index = _numpy_index(index)
     try:
@@ -452,6 +454,8 @@ def _dims_taken(i: Any) -> int:
 
 
 def index_update(x: Any, index: Any, values: Any) -> Any:
+    if not isinstance(x, torch.Tensor):
+        x = array(x)      # the gradient of a number gradlab holds: s[None] of s = np.sin(w)
     if type(index) is tuple:
         index = _numpy_index(index)
     out = x.clone()
