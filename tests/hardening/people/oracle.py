@@ -36,6 +36,7 @@ from tests.hardening.people.inputs import (fresh, framework_of_value, to_backend
 from tests.hardening.people.program import PeopleProgram, load
 from tests.hardening.people.reference import (NotScalar, Reference, Undefined, Unstable,
                                               backends_for, close, real_scalar)
+from tests.hardening.people.twins import uses_untraceable, with_traceable_math
 
 MODES = ("grad", "jvp", "hvp")
 #: a method whose meaning differs between NumPy and torch (x.var() is biased in one only)
@@ -425,9 +426,15 @@ def skip_reason(program: PeopleProgram, mode: str, backend: str) -> str:
 
 def _own_autodiff(mode: str, ref: Reference) -> np.ndarray | None:
     """The framework's own autodiff of the program (HIPS autograd for NumPy's), flat; None
-    where it cannot run."""
+    where it cannot run. A program that reads ``math`` or ``float`` is differentiated as its
+    twin (see :mod:`.twins`), which that autodiff can follow as gradlab does."""
     try:
-        ad = ref.autodiff(mode) if ref.dialect != "numpy" else _autograd_of_numpy(ref, mode)
+        if ref.dialect == "numpy":
+            ad = _autograd_of_numpy(ref, mode)
+        elif uses_untraceable(ref):
+            ad = with_traceable_math(ref).autodiff(mode)
+        else:
+            ad = ref.autodiff(mode)
     except Exception:
         return None
     return None if ad is None else np.asarray(ad, dtype=np.float64).ravel()
@@ -459,16 +466,8 @@ def autodiff_agrees(mode: str, got: np.ndarray, ref: Reference) -> bool:
 def _autograd_of_numpy(ref: Reference, mode: str) -> Any:
     """HIPS autograd's ``mode`` of a NumPy program: the same code with ``np`` bound to
     ``autograd.numpy`` (None where it cannot run so)."""
-    import copy
-    import types
-
     import autograd.numpy as anp
-    twin = copy.copy(ref)
-    twin.f = types.FunctionType(ref.f.__code__, {**ref.f.__globals__, "np": anp},
-                                ref.f.__name__, ref.f.__defaults__, ref.f.__closure__)
-    twin.dialect = "autograd"
-    twin._cache = {}
-    return twin.autodiff(mode)
+    return with_traceable_math(ref, "autograd", {"np": anp}).autodiff(mode)
 
 
 #: the relative precision of a reference value computed in a narrow float
