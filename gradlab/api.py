@@ -885,7 +885,11 @@ class JVPFunction(GeneratedFunction):
         """The function's arguments, the tangents by the keyword names of the implementation
         chosen for these inputs, the implementation, and its framework."""
         if not kwargs and len(args) == self._arity and not self.many:   # the common call
-            hit = self._by_types.get(tuple(map(type, args)))
+            types = tuple(map(type, args))
+            hit = self._by_types.get(types)
+            if hit is None and self._by_ranks:   # code that knows u[t] is a number (_scalars)
+                hit = self._by_ranks.get((types, tuple([getattr(a, "ndim", None)
+                                                         for a in args])))
             if hit is None:      # as grad does: no derivative along an int or bool input
                 refuse_without_gradient(self, args[:-1])
             impl, fw = hit[:2] if hit is not None else self._select(args)

@@ -168,6 +168,8 @@ class ForwardTransform:
         self.dialect_sensitive = False
         self.value_name = value_name
         self.variants: dict[tuple[frozenset[str], str], Variant] = {}
+        #: the parameters whose rank a variant may know (see Transform.indexed)
+        self.indexed: frozenset[str] = frozenset()
         start = time.perf_counter()
         self.main = in_either_dialect(self)
         self.seconds = time.perf_counter() - start
@@ -183,6 +185,8 @@ class ForwardTransform:
             unit = normalize_function(self.fn, dialect)
             program = Program(unit, optimized=self.optimized, dialect=dialect)
             keep = {self.value_name} if self.value_name else set()
+            if not scalars:
+                self.indexed = frozenset(program.indexed())
             fname = program.tangent(self.label, list(self.wrt), scalars, keep)
             transform = also_return(fname, self.value_name) if self.value_name else None
             factory, source, filename = compile_program(program, fname, transform=transform)
