@@ -2650,3 +2650,22 @@ def test_zero_dimensional_indices_of_values_held_as_numbers(framework: str) -> N
     _, t = gradlab.jvp(f, wrt=1)(fx, w, 1.0)
     assert float(to_numpy(t)) == pytest.approx(dw, rel=1e-6)
     assert float(to_numpy(gradlab.hvp(f, wrt=1)(fx, w, 1.0))) == pytest.approx(ddw, rel=1e-4)
+
+
+def complex_and_flipped_numbers(x, w):
+    s = np.floor(w * 3.0)
+    a = complex(s).real
+    b = np.fliplr(np.atleast_2d(s))[0, 0]
+    return np.sum(x * x) * a + b * w + np.sin(w)
+
+
+def test_kept_calls_on_a_number_without_a_gradient(framework: str) -> None:
+    """Two calls on ``s = np.floor(3 w)`` of a Python float, which gradlab holds as a number:
+    ``complex(s).real`` gave torch's ``real`` a Python complex, which it refuses, and
+    ``np.fliplr`` a NumPy view with a negative stride, which ``torch.as_tensor`` refuses
+    (found by probing the methods of such values after people fuzzer seed 1122)."""
+    require(framework)
+    x, w = np.array([0.3, -0.7]), 0.4
+    gx, gw = gradlab.grad(complex_and_flipped_numbers, wrt=(0, 1))(to_framework(x, framework), w)
+    np.testing.assert_allclose(to_numpy(gx), 2 * x * 1.0)
+    assert float(to_numpy(gw)) == pytest.approx(1.0 + np.cos(w), rel=1e-12)

@@ -88,6 +88,9 @@ def scalar_first(name: str, array_fn: Callable[[Any], Any], casts: dict[Any, Any
         try:                           # (free when nothing raises: no getattr call)
             cast = x.dtype in table
         except AttributeError:         # a list, to a framework that takes one
+            if type(x) is complex and hasattr(np, name):   # complex(s).real: NumPy's value
+                value = getattr(np, name)(x)
+                return value.item() if isinstance(value, np.generic) else value
             cast = False
         if cast:
             to = table[x.dtype]

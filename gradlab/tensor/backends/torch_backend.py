@@ -622,7 +622,12 @@ def array(values: Any, dtype: Any = None) -> Any:
     if dtype is None:  # NumPy decides: float64 for Python floats, int64 for ints
         import numpy as np
         values = np.asarray(values)
-    return torch.as_tensor(values, dtype=native_dtype(dtype), device=DEVICE)
+    try:
+        return torch.as_tensor(values, dtype=native_dtype(dtype), device=DEVICE)
+    except ValueError:  # a NumPy view with negative strides (np.fliplr, x[::-1]): a copy
+        import numpy as np
+        return torch.as_tensor(np.array(values, order="C"), dtype=native_dtype(dtype),
+                               device=DEVICE)
 
 
 def one_hot(indices: Any, num_classes: int, dtype: Any = None) -> Any:
