@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import gradlab
-from gradlab.tensor import FRAMEWORKS
+from gradlab.tensor import FRAMEWORKS, backend
 from tests.conftest import central_difference, require, to_framework, to_numpy
 
 
@@ -2669,3 +2669,29 @@ def test_kept_calls_on_a_number_without_a_gradient(framework: str) -> None:
     gx, gw = gradlab.grad(complex_and_flipped_numbers, wrt=(0, 1))(to_framework(x, framework), w)
     np.testing.assert_allclose(to_numpy(gx), 2 * x * 1.0)
     assert float(to_numpy(gw)) == pytest.approx(1.0 + np.cos(w), rel=1e-12)
+
+
+def axes_of_a_number(w, x):
+    t = TORCH.divide(2, math.expm1(w * 0.5))
+    return (TORCH.moveaxis(t, -1, 0) + TORCH.swapaxes(t, 0, -1)) * x.sum()
+
+
+def test_torch_axes_functions_of_a_value_held_as_a_number() -> None:
+    """``torch.moveaxis(torch.divide(2, v), -1, 0)`` of a float ``v``: torch moves the axes of
+    a 0-d tensor, but gradlab holds the quotient as a Python number, which torch's moveaxis,
+    swapaxes, sort, topk, pad and take refused (people fuzzer seed 5566). They take numbers
+    now, as tensors of NumPy's dtype."""
+    require("torch")
+    import torch
+    global TORCH
+    TORCH = torch
+    w, x = 0.3, torch.tensor([0.5, -0.2], dtype=torch.float64)
+    # (torch's quotient of two numbers is float32: the guard, on, refuses the float64 value)
+    gw, gx = gradlab.grad(axes_of_a_number, wrt=(0, 1), check=False)(w, x)
+    t = 2.0 / math.expm1(w / 2)
+    dt = -math.exp(w / 2) / math.expm1(w / 2) ** 2
+    assert float(gw) == pytest.approx(2 * dt * float(x.sum()), rel=1e-12)
+    np.testing.assert_allclose(gx.numpy(), [2 * t, 2 * t], rtol=1e-12)
+    gl = backend("torch")          # the others, on a number as on a 0-d tensor
+    assert float(gl.sort(t)) == t and float(gl.take(t, 0)) == t
+    assert float(gl.pad(t, 1)) == t         # (NumPy pads no axis of a 0-d value)

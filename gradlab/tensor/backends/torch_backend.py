@@ -301,7 +301,14 @@ def transpose(x: Any, axes: Any = None) -> Any:
     return torch.permute(x, tuple(axes))   # () for a 0-d tensor, which permute(*()) refuses
 
 
-swapaxes, moveaxis = torch.swapaxes, torch.moveaxis
+def swapaxes(x: Any, axis1: int, axis2: int) -> Any:
+    """Of a number too, as torch's of a 0-d tensor (axes 0 and -1): gradlab may hold one
+    where the user's code had a tensor (``torch.divide(2, v)`` of a float ``v``)."""
+    return torch.swapaxes(_tensor(x), axis1, axis2)
+
+
+def moveaxis(x: Any, source: Any, destination: Any) -> Any:
+    return torch.moveaxis(_tensor(x), source, destination)
 
 
 def broadcast_to(x: Any, shape: Any) -> Any:
@@ -364,6 +371,7 @@ def flip(x: Any, axis: Any = None) -> Any:
 
 
 def pad(x: Any, pad_width: Any, mode: PadMode = "constant", constant_values: Any = 0) -> Any:
+    x = _tensor(x)
     widths = pad_pairs(pad_width, x.dim())
     if mode == "constant":
         flat: list[int] = []
@@ -379,6 +387,7 @@ def pad(x: Any, pad_width: Any, mode: PadMode = "constant", constant_values: Any
 
 
 def take(x: Any, indices: Any, axis: Any = None) -> Any:
+    x = _tensor(x)
     indices = _as_tensor(indices, None).to(x.device)
     if axis is None:
         return torch.take(x, indices)
@@ -483,7 +492,7 @@ def index_add(x: Any, index: Any, values: Any) -> Any:
 
 
 def sort(x: Any, axis: int = -1) -> Any:
-    return torch.sort(x, dim=axis).values
+    return torch.sort(_tensor(x), dim=axis).values
 
 
 def argsort(x: Any, axis: int = -1) -> Any:
@@ -493,12 +502,12 @@ def argsort(x: Any, axis: int = -1) -> Any:
 
 
 def topk(x: Any, k: int, sorted: bool = True) -> tuple[Any, Any]:
-    values, indices = torch.topk(x, k, sorted=sorted)
+    values, indices = torch.topk(_tensor(x), k, sorted=sorted)
     return values, indices
 
 
 def meshgrid(*xs: Any, indexing: str = "xy") -> list[Any]:
-    return list(torch.meshgrid(*xs, indexing=indexing))
+    return list(torch.meshgrid(*[_tensor(x) for x in xs], indexing=indexing))
 
 
 # --- linear algebra ------------------------------------------------------------------------
