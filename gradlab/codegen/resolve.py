@@ -189,6 +189,14 @@ class Resolver:
         """The call's arguments by canonical parameter: the framework's positional order and
         keyword names mapped, literal flags translated, defaults that differ applied."""
         sig = signature(meaning.prim) if not custom else custom_signature(meaning.prim)
+        if meaning.with_indices and len(node.args) >= 2 and not _is_int_literal(node.args[1]):
+            # torch.max(x, other) is the elementwise maximum where other is a tensor, the
+            # reduction over a dimension where it is an int: the code does not say which
+            word = "maximum" if meaning.prim == "max" else "minimum"
+            raise BindError(f"{label}(x, {callee_text(node.args[1])}): torch reads the second "
+                            f"argument as a dimension if it is an int and as an array to take "
+                            f"the elementwise {word} with otherwise; write torch.{word}(x, other) "
+                            f"for the elementwise {word}, or dim=... for the reduction")
         positional, given = _as_given(meaning, node, label, sig)
         kwargs, transforms = _canonical_keywords(meaning, given, label, sig)
         for key, value in meaning.defaults.items():   # x.double() is astype(x, "float64")

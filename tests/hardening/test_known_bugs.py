@@ -2695,3 +2695,30 @@ def test_torch_axes_functions_of_a_value_held_as_a_number() -> None:
     gl = backend("torch")          # the others, on a number as on a 0-d tensor
     assert float(gl.sort(t)) == t and float(gl.take(t, 0)) == t
     assert float(gl.pad(t, 1)) == t         # (NumPy pads no axis of a 0-d value)
+
+
+def max_with_a_variable_second_argument(x, b):
+    return TORCH.max(TORCH.ge(x, b), b).mean()
+
+
+def max_over_a_dimension(x):
+    return TORCH.max(x, 1).values.sum() + x.min(-1)[0].sum() + TORCH.max(x, dim=0).values.sum()
+
+
+def test_torch_max_with_a_second_argument_that_is_not_an_int_literal() -> None:
+    """``torch.max(x, b)`` is the elementwise maximum when ``b`` is a tensor and the reduction
+    over dimension ``b`` when it is an int; gradlab read it as the reduction, and crashed on a
+    tensor axis (people fuzzer seed 7788). The code does not say which: refused, naming both
+    spellings. An int literal, or ``dim=``, is the reduction."""
+    require("torch")
+    import torch
+    global TORCH
+    TORCH = torch
+    x = torch.tensor([[0.5, -1.0, 2.0], [1.5, 0.2, -0.3]], dtype=torch.float64)
+    for mode in (gradlab.grad, gradlab.jvp, gradlab.hvp):
+        with pytest.raises(GradlabError, match=r"torch.maximum\(x, other\).*dim=") as info:
+            mode(max_with_a_variable_second_argument)
+        assert "TORCH.max(TORCH.ge(x, b), b)" in str(info.value)      # the line
+    leaf = x.clone().requires_grad_(True)
+    want, = torch.autograd.grad(max_over_a_dimension(leaf), leaf)
+    np.testing.assert_allclose(gradlab.grad(max_over_a_dimension)(x).numpy(), want.numpy())

@@ -179,6 +179,10 @@ def hypot(x: Any, y: Any) -> Any:
                          for v in (x, y))
         to = "float16" if both_bools else "float64"
         x, y = (gl.astype(v, to) if hasattr(v, "dtype") else float(v) for v in (x, y))
+    if type(x) is float and hasattr(y, "dtype"):   # a number beside a truth array, made
+        x = gl.full_like(y, x)                     # float64 (math.hypot(mask[0], 1.5))
+    elif type(y) is float and hasattr(x, "dtype"):
+        y = gl.full_like(x, y)
     big = gl.maximum(gl.abs(x), gl.abs(y))
     scale = gl.where(big > 0, big, gl.ones_like(big))
     return scale * gl.sqrt((x / scale) ** 2 + (y / scale) ** 2)
