@@ -2722,3 +2722,15 @@ def test_torch_max_with_a_second_argument_that_is_not_an_int_literal() -> None:
     leaf = x.clone().requires_grad_(True)
     want, = torch.autograd.grad(max_over_a_dimension(leaf), leaf)
     np.testing.assert_allclose(gradlab.grad(max_over_a_dimension)(x).numpy(), want.numpy())
+
+
+def length_of_a_truth_value_and_a_number(x):
+    m = np.less_equal(x, 0.1)
+    return math.hypot(m[0], 1.5) * np.sum(x ** 2) + np.sum(np.hypot(m, 2)) * x[1]
+
+
+def test_hypot_of_a_truth_value_and_a_python_number(framework: str) -> None:
+    """``math.hypot(mask[0], 1.5)``: the truth value was cast to float64 and the Python float
+    left a number, whose ``abs`` torch refuses (people fuzzer seed 7788). The number is made
+    an array like the other operand."""
+    three_modes(length_of_a_truth_value_and_a_number, [], framework, refusable=("tensorflow",))
