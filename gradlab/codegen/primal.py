@@ -115,7 +115,8 @@ class Emitter:
         if prim in ("getitem", "list_getitem"):
             index = op.args[1]
             if prim == "getitem" and (ir.atom_names(index) & self.activity.arrays or
-                                      not_plain_index(index) or self._held_as_number(op.args[0], index)):
+                                      not_plain_index(index) or
+                                      self._held_as_number(op.args[0], index)):
                 # an array of indices (TensorFlow's [] takes only ints and slices), a list of
                 # them, a negative step (torch's [] refuses one), or a value gradlab may hold
                 # as a Python number where NumPy has a NumPy scalar (np.less(w, w)[None] of a
