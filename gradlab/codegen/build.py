@@ -121,11 +121,14 @@ def expanding_index(index: Any) -> bool:
 
 def not_plain_index(index: Any) -> bool:
     """An index some framework's ``[]`` does not take as NumPy does: a list of indices
-    (``x[[0, 2]]``) or a slice whose step is not a positive literal (``x[::-1]``)."""
+    (``x[[0, 2]]``), an array made in the index (``A[np.arange(n), np.arange(n)]``: a call
+    of a module's function or a method; TensorFlow's ``[]`` takes no array) or a slice whose
+    step is not a positive literal (``x[::-1]``)."""
     if not isinstance(index, gast.AST):
         return False
     for n in trees.walk(index):
-        if isinstance(n, gast.List):
+        if isinstance(n, gast.List) or isinstance(n, gast.Call) and isinstance(
+                n.func, gast.Attribute):
             return True
         step = n.step if isinstance(n, gast.Slice) else (
             n.args[2] if isinstance(n, gast.Call) and isinstance(n.func, gast.Name)

@@ -2734,3 +2734,17 @@ def test_hypot_of_a_truth_value_and_a_python_number(framework: str) -> None:
     left a number, whose ``abs`` torch refuses (people fuzzer seed 7788). The number is made
     an array like the other operand."""
     three_modes(length_of_a_truth_value_and_a_number, [], framework, refusable=("tensorflow",))
+
+
+def diagonal_by_fancy_indexing(x):
+    M = np.outer(x, x) + np.sin(x)
+    n = M.shape[0]
+    return np.sum(M[np.arange(n), np.arange(n)] * x) + M[np.arange(n), n - 1 - np.arange(n)][0]
+
+
+def test_an_index_of_arrays_made_in_the_index(framework: str) -> None:
+    """``M[np.arange(n), np.arange(n)]``: the index's arrays are made in the index itself, so
+    the code wrote a plain ``[]``, which TensorFlow's tensors refuse for arrays (found by
+    probing realistic programs, stop 28). An index with a call of a module's function goes
+    through ``gl.getitem``."""
+    three_modes(diagonal_by_fancy_indexing, [], framework)
