@@ -152,6 +152,14 @@ class _AliasCheck:
             if how in ("holds", "item"):
                 self.containers.add(made if how == "holds" else source)
 
+    def _callers_array(self, name: str, write: int) -> bool:
+        """Whether ``name``, changed in place at statement ``write`` of a helper, still holds
+        the array its caller passed: a parameter not assigned anew before."""
+        if not self.helper or name not in self.fn.params:
+            return False
+        return not any(name in ir.stmt_writes(s) and _in_place_write(s, self.act) != name
+                       for s in self.stmts[:write])
+
     def read_between(self, name: str, start: int, stop: int) -> bool:
         return any(name in r for r in self.reads_at[start:stop])
 
@@ -217,6 +225,16 @@ class _AliasCheck:
 
     def _refuse_shared_write(self, s: ir.Stmt, loops: list[Any]) -> None:
         name = _in_place_write(s, self.act)
+        if name and self._callers_array(name, self.order[id(s)]):
+            if isinstance(s, Assign) and s.augmented:
+                fix = f"write {name} = {name} {_OPERATOR_TEXT.get(s.op.prim, '+')} ..."
+            else:
+                fix = f"write {name} = {name}.copy() first"
+            raise ir.refusal(
+                f"{name} is changed in place, and it is the array the caller passed to "
+                f"{self.fn.name}, so in NumPy the caller's array changes too; gradlab's code "
+                f"makes a new array instead, so {fix} (and return it, if the caller needs "
+                f"the change)", s.origin, "aliased in-place update")
         others = self.sharing(name, self.order[id(s)], loops) if name else []
         if not name or not others:
             return

@@ -320,3 +320,24 @@ def uses_undefined_name(x):
 # --- accepted: names that only annotations use are never looked up -------------------------
 def annotated_with_a_type_only_a_checker_knows(x: ArrayLike) -> ArrayLike:  # noqa: F821
     return np.sum(x * x)
+
+
+def _zero_first(a):
+    a[0] = 0.0
+    return np.sum(a)
+
+
+def uses_helper_writing_its_argument(x):
+    y = x * 2.0
+    s = _zero_first(y)
+    return s + np.sum(y ** 2)
+
+
+def _scaled_sum(a):
+    a *= 2.0
+    return np.sum(a)
+
+
+def uses_helper_scaling_its_argument(x):
+    y = x * 1.0
+    return _scaled_sum(y) + np.sum(y ** 2)
