@@ -564,7 +564,7 @@ class GradientFunction(GeneratedFunction):
             grads = (grads,)
         x = args[self.wrt_index] if not self.many and self.wrt_index < len(args) else None
         if x is None or type(grads) is not type(x) or getattr(grads, "dtype", None) != getattr(
-                x, "dtype", None) or not floating(x):
+                x, "dtype", None) or not floating(x) or type(x) in (list, tuple):
             grads = conform_gradients(grads, args, self, fw)
         if self.mode == "value_and_grad":
             return value, grads
@@ -688,10 +688,13 @@ def conform_gradients(grads: Any, args: tuple[Any, ...], df: GeneratedFunction, 
     if not df.many:   # the common case, checked without the general machinery below
         x = args[df.wrt_index] if df.wrt_index < len(args) else None
         if type(grads) is type(x) and getattr(grads, "dtype", None) == getattr(
-                x, "dtype", None) and floating(x):
+                x, "dtype", None) and floating(x) and type(x) not in (list, tuple):
             return grads
 
     def fix(g: Any, x: Any) -> Any:
+        if type(x) in (list, tuple) and isinstance(g, (list, tuple)) and len(g) == len(x):
+            # a list of (W, b) tuples: a list of tuples, as the input was
+            return type(x)(fix(gi, xi) for gi, xi in zip(g, x))
         if type(g) is type(x) and getattr(g, "dtype", None) == getattr(x, "dtype", None) and (
                 floating(x)):
             return g

@@ -2748,3 +2748,43 @@ def test_an_index_of_arrays_made_in_the_index(framework: str) -> None:
     probing realistic programs, stop 28). An index with a call of a module's function goes
     through ``gl.getitem``."""
     three_modes(diagonal_by_fancy_indexing, [], framework)
+
+
+def layers_from_a_list_of_pairs(params, x):
+    h = x
+    for i in range(len(params)):
+        W, b = params[i]
+        h = np.tanh(h @ W + b)
+    return np.sum(h)
+
+
+def test_a_list_of_weight_pairs_indexed_in_a_loop(framework: str) -> None:
+    """``W, b = params[i]`` over a list of (W, b) tuples: the gradient, a list, is set item by
+    item (``dparams[i] = dparams_i``), which JAX's and TensorFlow's code and hvp wrote as an
+    array update and crashed (found probing realistic programs, stop 28). Lists are updated as
+    lists; the gradient is a list of tuples, as the input."""
+    require(framework)
+    rng = np.random.default_rng(0)
+    pairs = [(rng.normal(size=(2, 2)), rng.normal(size=2)) for _ in range(2)]
+    v = [(rng.normal(size=(2, 2)), rng.normal(size=2)) for _ in range(2)]
+    x = np.array([0.3, -0.2])
+
+    def flat(ps):
+        return np.concatenate([np.ravel(to_numpy(a)) for pair in ps for a in pair])
+
+    def unflat(z):
+        return [(z[6 * k:6 * k + 4].reshape(2, 2), z[6 * k + 4:6 * k + 6]) for k in range(2)]
+
+    z0 = flat(pairs)
+    g_fd = central(lambda z: float(layers_from_a_list_of_pairs(unflat(z), x)), z0)
+    h_fd = central(lambda z: central(lambda u: float(layers_from_a_list_of_pairs(unflat(u), x)),
+                                     z, 1e-4) @ flat(v), z0, 1e-4)
+
+    def fw(ps):
+        return [(to_framework(W, framework), to_framework(b, framework)) for W, b in ps]
+    g = gradlab.grad(layers_from_a_list_of_pairs)(fw(pairs), to_framework(x, framework))
+    hv = gradlab.hvp(layers_from_a_list_of_pairs)(fw(pairs), to_framework(x, framework), fw(v))
+    assert type(g) is list and all(type(pair) is tuple for pair in g)
+    rtol = 1e-4 if framework == "jax" else 1e-6
+    np.testing.assert_allclose(flat(g), g_fd, rtol=rtol, atol=1e-7)
+    np.testing.assert_allclose(flat(hv), h_fd, rtol=1e-3, atol=1e-4)

@@ -9,8 +9,8 @@ list helpers for adjoints of Python lists (``xs.append``, ``stack``, ``concatena
 Like the generic formulas of :mod:`.common`, these are templates written against ``gl``, bound to
 each backend's namespace when it is made (:mod:`.namespace`). A backend with a faster form of a
 helper defines it itself and falls back on the template, which its namespace holds as
-``generic_<name>``. ``zeros_like`` and ``index_add`` (table :data:`LIST_AWARE`) wrap the
-backend's own, which stays in the namespace as ``native_zeros_like`` and ``native_index_add``.
+``generic_<name>``. ``zeros_like``, ``index_add`` and ``index_update`` (table :data:`LIST_AWARE`)
+wrap the backend's own, which stays in the namespace as ``native_<name>``.
 """
 from __future__ import annotations
 
@@ -240,6 +240,17 @@ def zeros_like(x: Any, dtype: Any = None) -> Any:
     return gl.native_zeros_like(x) if dtype is None else gl.native_zeros_like(x, dtype)
 
 
+def index_update(x: Any, index: Any, values: Any) -> Any:
+    """Of a list too: the gradient of a list of tuples set item by item (``dparams[i] =
+    dparams_i``), which JAX's and TensorFlow's code and forward mode over gradient code (hvp)
+    write as an update."""
+    if type(x) is list:
+        out = list(x)
+        out[index] = values
+        return out
+    return gl.native_index_update(x, index, values)
+
+
 def index_add(x: Any, index: Any, values: Any) -> Any:
     if type(x) is list:
         out = list(x)
@@ -298,7 +309,8 @@ HELPERS: dict[str, Callable[..., Any]] = dict(
     prod_others_jvp=prod_others_jvp, linalg_norm_weights=linalg_norm_weights, or_one=or_one)
 
 #: primitives whose template takes Python lists too and wraps the backend's own for arrays
-LIST_AWARE: dict[str, Callable[..., Any]] = dict(zeros_like=zeros_like, index_add=index_add)
+LIST_AWARE: dict[str, Callable[..., Any]] = dict(zeros_like=zeros_like, index_add=index_add,
+                                                 index_update=index_update)
 
 
 #: The helpers' signatures, for documentation and the conformance tests.
