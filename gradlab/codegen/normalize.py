@@ -369,18 +369,26 @@ class Normalizer:
         index, range_args, rows, reverse = self._loop_over(node)
         saved = self.out
         self.out = []
-        for row_name, seq in rows:
+        for row, seq in rows:
+            # a row unpacked (``for W, b in params``): read into a name, then unpacked as
+            # ``W, b = row`` would be
+            row_name = row.id if isinstance(row, gast.Name) else self.names.fresh("row")
             self.emit(Assign(self.origin, [row_name], Op(OpKind.PRIM, "getitem", [seq, gast.Name(
                 index, gast.Load(), None, None)], style="subscript")))
+            if not isinstance(row, gast.Name):
+                unpack = gast.Assign(targets=[row], value=gast.Name(row_name, gast.Load(), None,
+                                                                      None), type_comment=None)
+                self.stmt(gast.copy_location(unpack, node))
         for s in node.body:
             self.stmt(s)
         body, self.out = self.out, saved
         self.emit(ir.For(self.origin, index, range_args, body, reverse=reverse))
 
     def _loop_over(self, node: gast.For
-                   ) -> tuple[str, list[gast.expr], list[tuple[str, ir.Atom]], bool]:
+                   ) -> tuple[str, list[gast.expr], list[tuple[gast.expr, ir.Atom]], bool]:
         """What a ``for`` loops over: its index, the arguments of its ``range``, the names bound
-        to a row of a sequence at each step, and whether it counts down (``reversed``)."""
+        to a row of a sequence at each step (a name, or a tuple of names the row is unpacked
+        into: ``for W, b in params``), and whether it counts down (``reversed``)."""
         target, it = node.target, node.iter
         parts = dotted(it.func) if isinstance(it, gast.Call) else None
         call = it if isinstance(it, gast.Call) else None
@@ -393,26 +401,41 @@ class Normalizer:
         if call is not None and label == "range" and isinstance(target, gast.Name):
             return target.id, [self.inline(a) for a in call.args], [], reverse
         if call is not None and label == "enumerate" and isinstance(target, gast.Tuple) \
-                and len(target.elts) == 2 and all(isinstance(e, gast.Name) for e in target.elts):
-            seq = self.atom(call.args[0])
-            value = target.elts[1].id  # type: ignore[attr-defined]
-            return target.elts[0].id, [_len_of(seq)], [(value, seq)], reverse  # type: ignore[attr-defined]
+                and len(target.elts) == 2 and isinstance(target.elts[0], gast.Name) \
+                and _row_target(target.elts[1]) and len(call.args) == 1:
+            inner = call.args[0]
+            inner_label = self.resolver.call(inner).label if isinstance(
+                inner, gast.Call) and dotted(inner.func) else ""
+            row = target.elts[1]
+            if inner_label == "zip" and isinstance(row, gast.Tuple) and len(row.elts) == len(
+                    inner.args):     # for i, (u, v) in enumerate(zip(a, b))
+                seqs = [self.atom(a) for a in inner.args]    # type: ignore[attr-defined]
+                return target.elts[0].id, self._shortest(seqs), list(zip(row.elts, seqs)), \
+                    reverse
+            if inner_label in _ITERATORS:
+                raise self.parsed.error("gradlab loops over range(...), over an array's rows, "
+                                        "enumerate(...) or zip(...)", node, "for loop")
+            seq = self.atom(inner)
+            return target.elts[0].id, [_len_of(seq)], [(row, seq)], reverse
         if call is not None and label == "zip" and isinstance(target, gast.Tuple) \
-                and all(isinstance(e, gast.Name) for e in target.elts):
+                and all(_row_target(e) for e in target.elts):
             seqs = [self.atom(a) for a in call.args]
-            index = self.names.fresh("i")
-            lengths = [_len_of(s) for s in seqs]
-            range_args = [lengths[0] if len(lengths) == 1 else gast.Call(
-                func=gast.Name("min", gast.Load(), None, None), args=lengths, keywords=[])]
-            rows = [(e.id, s) for e, s in zip(target.elts, seqs)]  # type: ignore[attr-defined]
-            return index, range_args, rows, reverse
-        if isinstance(target, gast.Name) and not (call is not None and label in (
-                "reversed", "zip", "enumerate", "iter", "map", "filter")):
+            return self.names.fresh("i"), self._shortest(seqs), list(zip(target.elts, seqs)), \
+                reverse
+        if _row_target(target) and not (call is not None and label in _ITERATORS):
             seq = self.atom(it)
-            index = self.names.fresh(f"{target.id}_index" if len(target.id) > 1 else "i")
-            return index, [_len_of(seq)], [(target.id, seq)], reverse
+            named = target.id if isinstance(target, gast.Name) else "row"
+            index = self.names.fresh(f"{named}_index" if len(named) > 1 else "i")
+            return index, [_len_of(seq)], [(target, seq)], reverse
         raise self.parsed.error("gradlab loops over range(...), over an array's rows, "
                                 "enumerate(...) or zip(...)", node, "for loop")
+
+    @staticmethod
+    def _shortest(seqs: list[ir.Atom]) -> list[gast.expr]:
+        """The ``range`` argument of a loop over ``zip(*seqs)``: the shortest length."""
+        lengths = [_len_of(s) for s in seqs]
+        return [lengths[0] if len(lengths) == 1 else gast.Call(
+            func=gast.Name("min", gast.Load(), None, None), args=lengths, keywords=[])]
 
     def _insert_grad_of(self, node: gast.With) -> None:
         item = node.items[0]
@@ -936,6 +959,16 @@ def _memo_key(op: Op) -> str | None:
     for a in list(op.args) + list(op.kwargs.items()):
         parts.append(ast.dump(gast.gast_to_ast(a)) if isinstance(a, gast.AST) else repr(a))
     return "|".join(parts)
+
+
+#: Iterators a loop cannot index (``enumerate(map(f, xs))``).
+_ITERATORS = ("reversed", "zip", "enumerate", "iter", "map", "filter")
+
+
+def _row_target(target: gast.expr) -> bool:
+    """What a loop may bind a row to: a name, or a tuple of names (``for W, b in params``)."""
+    return isinstance(target, gast.Name) or isinstance(target, gast.Tuple) and all(
+        isinstance(e, gast.Name) for e in target.elts)
 
 
 _INLINE_CALLS = {"len", "range", "int", "bool", "str", "round", "isinstance", "min", "max", "abs"}

@@ -2758,11 +2758,36 @@ def layers_from_a_list_of_pairs(params, x):
     return np.sum(h)
 
 
-def test_a_list_of_weight_pairs_indexed_in_a_loop(framework: str) -> None:
+def layers_unpacked_in_the_loop(params, x):
+    h = x
+    for W, b in params:
+        h = np.tanh(h @ W + b)
+    return np.sum(h)
+
+
+def layers_enumerated(params, x):
+    h = x
+    for i, (W, b) in enumerate(params):
+        h = np.tanh(h @ W + b) * (1.0 + 0.5 * i)
+    return np.sum(h)
+
+
+def layers_zipped(params, x):
+    h = x
+    for (W, b), k in zip(params, [1.0, 0.5]):
+        h = np.tanh(h @ W + b) * k
+    return np.sum(h)
+
+
+@pytest.mark.parametrize("f", [layers_from_a_list_of_pairs, layers_unpacked_in_the_loop,
+                               layers_enumerated, layers_zipped], ids=lambda f: f.__name__)
+def test_a_list_of_weight_pairs_indexed_in_a_loop(framework: str, f) -> None:
     """``W, b = params[i]`` over a list of (W, b) tuples: the gradient, a list, is set item by
     item (``dparams[i] = dparams_i``), which JAX's and TensorFlow's code and hvp wrote as an
     array update and crashed (found probing realistic programs, stop 28). Lists are updated as
-    lists; the gradient is a list of tuples, as the input."""
+    lists; the gradient is a list of tuples, as the input. The loops people write over such a
+    list (``for W, b in params``, ``for i, (W, b) in enumerate(params)``, ``zip``), refused
+    before, unpack the row as that line would."""
     require(framework)
     rng = np.random.default_rng(0)
     pairs = [(rng.normal(size=(2, 2)), rng.normal(size=2)) for _ in range(2)]
@@ -2776,14 +2801,14 @@ def test_a_list_of_weight_pairs_indexed_in_a_loop(framework: str) -> None:
         return [(z[6 * k:6 * k + 4].reshape(2, 2), z[6 * k + 4:6 * k + 6]) for k in range(2)]
 
     z0 = flat(pairs)
-    g_fd = central(lambda z: float(layers_from_a_list_of_pairs(unflat(z), x)), z0)
-    h_fd = central(lambda z: central(lambda u: float(layers_from_a_list_of_pairs(unflat(u), x)),
+    g_fd = central(lambda z: float(f(unflat(z), x)), z0)
+    h_fd = central(lambda z: central(lambda u: float(f(unflat(u), x)),
                                      z, 1e-4) @ flat(v), z0, 1e-4)
 
     def fw(ps):
         return [(to_framework(W, framework), to_framework(b, framework)) for W, b in ps]
-    g = gradlab.grad(layers_from_a_list_of_pairs)(fw(pairs), to_framework(x, framework))
-    hv = gradlab.hvp(layers_from_a_list_of_pairs)(fw(pairs), to_framework(x, framework), fw(v))
+    g = gradlab.grad(f)(fw(pairs), to_framework(x, framework))
+    hv = gradlab.hvp(f)(fw(pairs), to_framework(x, framework), fw(v))
     assert type(g) is list and all(type(pair) is tuple for pair in g)
     rtol = 1e-4 if framework == "jax" else 1e-6
     np.testing.assert_allclose(flat(g), g_fd, rtol=rtol, atol=1e-7)
