@@ -241,10 +241,13 @@ TABLE: list[Primitive] = [
          torch="where", tf="where"),
     prim("clip", "(x, a_min, a_max)", BROADCASTING,
          np=S("clip", rename={"min": "a_min", "max": "a_max"}),
-         torch=S("clamp clip", rename={"min": "a_min", "max": "a_max"}),
+         # torch's clamp and NumPy's method take one bound alone (x.clamp(min=0.0))
+         torch=S("clamp clip", rename={"min": "a_min", "max": "a_max"},
+                 defaults={"a_min": None, "a_max": None}),
          tf=S("clip_by_value", rename={"t": "x", "clip_value_min": "a_min",
                                        "clip_value_max": "a_max"}),
-         method=S("clip clamp", rename={"min": "a_min", "max": "a_max"})),
+         method=S("clip clamp", rename={"min": "a_min", "max": "a_max"},
+                  defaults={"a_min": None, "a_max": None})),
 
     # --- shapes -----------------------------------------------------------------------------
     prim("reshape", "(x, shape)", VIEW, linear=(0,), np="reshape", torch="reshape",
