@@ -145,7 +145,11 @@ class Resolver:
     def _spelled(self, meaning: Meaning, node: gast.Call, label: str) -> Resolution:
         """A framework function: its spelling's arity decides whether it means the primitive
         (builtin ``max(a, b)``) or, with more arguments, a chain of it (``max(a, b, c)`` is
-        ``max(max(a, b), c)``); with fewer (an iterable), gradlab has no rule for it."""
+        ``max(max(a, b), c)``); with fewer (an iterable), gradlab has no rule for it.
+        ``np.where(condition)`` alone is ``np.nonzero``: indices, kept as written (no gradient
+        flows into an index)."""
+        if meaning.prim == "where" and len(node.args) == 1 and not node.keywords:
+            return Resolution("static", label=label)
         if meaning.arity is not None and (len(node.args) != meaning.arity or node.keywords):
             items = node.args[0] if len(node.args) == 1 else None
             if isinstance(items, (gast.List, gast.Tuple)) and len(items.elts) >= meaning.arity \

@@ -2828,3 +2828,15 @@ def test_max_and_min_of_a_list_the_function_builds(framework: str) -> None:
     stacked items. And ``x.clip(min=...)``/``x.clamp(min=...)``, one bound alone, were refused
     for want of the other."""
     three_modes(extremes_of_built_lists, [], framework)
+
+
+def positions_by_where(x):
+    idx = np.where(x > 0)[0]
+    return np.sum(x[idx] ** 2) + np.sum(np.where(x > 0, x, 0.0)) * x[0]
+
+
+def test_where_with_a_condition_alone_is_nonzero(framework: str) -> None:
+    """``np.where(x > 0)[0]``: NumPy's ``np.nonzero``, indices; gradlab read it as the
+    three-argument ``where`` and refused for want of ``x`` (found probing realistic programs,
+    stop 28)."""
+    three_modes(positions_by_where, [], framework)
