@@ -1,5 +1,7 @@
-"""The people fuzzer's oracle judges a NaN by the framework's own autodiff; for a program that
-reads ``math`` or ``float``, by its twin (``people/twins.py``), which that autodiff follows."""
+"""How the people fuzzer's oracle judges what finite differences cannot: a NaN, by the
+framework's own autodiff (for a program that reads ``math`` or ``float``, by its twin,
+``people/twins.py``, which that autodiff follows); a value the function itself computes in
+float32 on a backend, to float32's precision."""
 from __future__ import annotations
 
 import numpy as np
@@ -69,3 +71,32 @@ def test_math_in_a_twin_is_the_framework_s(dialect: str) -> None:
     x = np.asarray(ref.inputs[0], dtype=np.float64)
     want = [2.0 / (4.0 + x[0] ** 2), 2 * x[1] / ((x[1] ** 2 + 1.0) * np.log(2.0)), 3.0]
     np.testing.assert_allclose(got, want, rtol=1e-10)
+
+
+ARGMIN_TIMES_ONE = '''import math
+
+import numpy as np
+
+
+def f(x, b):
+    v1 = x.argmin(1)
+    v2 = math.exp(v1[1])
+    return v2 + (v1 * 1.0).mean() + np.sum(b * b)
+'''
+
+
+def test_a_value_the_function_computes_in_float32_is_judged_to_float32() -> None:
+    """NumPy code given torch tensors: ``argmin(x) * 1.0`` is float32 on torch, so the
+    function's own value is float32, and gradlab's, within float32's precision of it, is
+    right even where NumPy's float64 value happens to round to the float32 one (people
+    fuzzer seed 6565); a value off by more is still wrong."""
+    from tests.hardening.people.oracle import own_value_on
+    require("torch")
+    setup("torch")
+    program = PeopleProgram(ARGMIN_TIMES_ONE, "numpy", (Param("x", (3, 3), "float64", False),
+                                                        Param("b", (3,), "float64", False)),
+                            (0, 1), 7)
+    verdict = Checker(["torch"]).run(program)
+    assert not verdict.failures, [c.detail for c in verdict.failures]
+    ref = Reference(program, load(program).f)
+    assert not own_value_on(ref, "torch", ref.value * (1 + 1e-4))

@@ -488,7 +488,11 @@ def own_value_on(ref: Reference, backend: str, got: float) -> bool:
         return False
     narrow = "float32" in str(getattr(raw, "dtype", ""))
     tol = 1e-6 if narrow else 1e-9
-    return not close(np.array(own), np.array(ref.value), 1e-9, 1e-9 * max(1.0, abs(own))) and \
+    # (a function computing in float32 on this backend is its own value to float32's precision,
+    # even where that happens to round to NumPy's: NumPy code's ``argmin(x) * 1.0`` of a torch
+    # tensor, people fuzzer seed 6565)
+    return (narrow or not close(np.array(own), np.array(ref.value), 1e-9,
+                                1e-9 * max(1.0, abs(own)))) and \
         close(np.array(got), np.array(own), tol, tol * max(1.0, abs(own)))
 
 
