@@ -165,6 +165,7 @@ TABLE: list[Primitive] = [
     _binary("arctan2", np="arctan2 atan2", math="atan2", torch="arctan2 atan2",
             tf="math.atan2 atan2"),
     _binary("hypot", math="hypot", tf=""),
+    _binary("logaddexp", tf=""),
     _binary("squared_difference", np="", torch="",
             tf="math.squared_difference"),
     _binary("mod", np="mod remainder", torch="remainder", tf="math.floormod"),

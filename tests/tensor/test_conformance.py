@@ -276,7 +276,7 @@ _BIN_DOMAIN = {"power": (F(3, 4, lo=0.5, hi=2), F(3, 4, seed=1), F(4, seed=1)),
                "mod": (F(3, 4, lo=-5, hi=5), NZ(3, 4), NZ(4))}
 _TIED_X = TIES(3, 4, seed=6)
 _TIED_Y = TIES(3, 4, seed=7)
-for _name in """add subtract multiply divide power maximum minimum arctan2 hypot floor_divide
+for _name in """add subtract multiply divide power maximum minimum arctan2 hypot logaddexp floor_divide
         mod equal not_equal less less_equal greater greater_equal""".split():
     if _name in _BIN_DOMAIN:
         _x, _y, _yb = _BIN_DOMAIN[_name]

@@ -241,6 +241,11 @@ def arctan2(z, x, y):
     z_dot = (y * x_dot - x * y_dot) / gl.or_one(gl.hypot(x, y) ** 2)
 
 
+@tangent("logaddexp")
+def logaddexp(z, x, y):
+    z_dot = gl.exp(x - z) * x_dot + gl.exp(y - z) * y_dot
+
+
 @tangent("squared_difference")
 def squared_difference(z, x, y):
     z_dot = 2.0 * (x - y) * (x_dot - y_dot)

@@ -262,6 +262,12 @@ def arctan2(z, x, y):
     dy = gl.unbroadcast(-dz * x / gl.or_one(gl.hypot(x, y) ** 2), y)
 
 
+@adjoint("logaddexp")
+def logaddexp(z, x, y):
+    dx = gl.unbroadcast(dz * gl.exp(x - z), x)      # each operand's share of the sum
+    dy = gl.unbroadcast(dz * gl.exp(y - z), y)
+
+
 @adjoint("squared_difference")
 def squared_difference(z, x, y):
     dx = gl.unbroadcast(2.0 * (x - y) * dz, x)

@@ -141,6 +141,14 @@ def rsqrt(x: Any) -> Any:
     return 1.0 / gl.sqrt(x)
 
 
+def logaddexp(x: Any, y: Any) -> Any:
+    """log(exp(x) + exp(y)), shifted by the larger operand so that neither exponential
+    overflows (as NumPy's own is); an infinite larger operand shifts by 0 (no inf - inf)."""
+    m = gl.maximum(x, y)
+    shift = gl.where(gl.isinf(m), gl.zeros_like(m), m)
+    return shift + gl.log(gl.exp(x - shift) + gl.exp(y - shift))
+
+
 def squared_difference(x: Any, y: Any) -> Any:
     d = x - y                # (a Python number where both are: torch's square takes none)
     return d * d
@@ -425,7 +433,8 @@ def dtype(x: Any) -> _dtypes.DType:
 #: primitive name -> its generic formula, used where a backend has no version of its own
 GENERIC: dict[str, Callable[..., Any]] = dict(
     logsumexp=logsumexp, logsumexp_shift=logsumexp_shift, softmax=softmax,
-    log_softmax=log_softmax, hypot=hypot, builtin_round=builtin_round, rsqrt=rsqrt,
+    log_softmax=log_softmax, hypot=hypot, logaddexp=logaddexp, builtin_round=builtin_round,
+    rsqrt=rsqrt,
     matrix_transpose=matrix_transpose,
     squared_difference=squared_difference, sigmoid=sigmoid, softplus=softplus, relu=relu,
     sum_to=sum_to, unbroadcast=unbroadcast, unbroadcast_to=unbroadcast_to, norm=norm,

@@ -180,14 +180,14 @@ def _mod(a: Any, b: Any) -> Any:
 #: ``np.remainder(1.5, v)``, whose forward rule reads ``floor_divide(1.5, v)``)
 SCALAR_BINARY: dict[str, Callable[[Any, Any], Any]] = dict(
     maximum=_maximum, minimum=_minimum, arctan2=math.atan2, hypot=math.hypot,
-    floor_divide=_floor_divide, mod=_mod)
+    logaddexp=lambda a, b: float(np.logaddexp(a, b)), floor_divide=_floor_divide, mod=_mod)
 
 
 def binary_first(name: str, array_fn: Callable[..., Any]) -> Callable[..., Any]:
     """``array_fn`` unless both arguments are Python (or NumPy) numbers: then a Python float,
     or an int for the larger or smaller of two ints (``range(np.minimum(len(x), len(y)))``)."""
     scalar_fn = SCALAR_BINARY[name]
-    keeps_ints = name not in ("arctan2", "hypot")
+    keeps_ints = name not in ("arctan2", "hypot", "logaddexp")
 
     @functools.wraps(array_fn)
     def op(x: Any, y: Any) -> Any:

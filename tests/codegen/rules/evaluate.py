@@ -18,6 +18,7 @@ BINARY: dict[str, tuple[float, float, Callable[[Any, Any], Any]]] = {
     "divide": (0.5, 2, np.divide), "power": (0.5, 2, np.power),
     "maximum": (-2, 2, np.maximum), "minimum": (-2, 2, np.minimum),
     "arctan2": (0.5, 2, np.arctan2), "hypot": (0.5, 2, np.hypot),
+    "logaddexp": (-2, 2, np.logaddexp),
     "squared_difference": (-2, 2, lambda x, y: (x - y) ** 2),
 }
 
