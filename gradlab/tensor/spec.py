@@ -418,6 +418,7 @@ TABLE: list[Primitive] = [
     prim("add_lists", "(a, b)", HELPER),
     prim("as_list", "(g)", HELPER, linear=(0,)),
     prim("or_one", "(x)", HELPER),
+    prim("adjugate", "(x)", HELPER),
     # (dy carries hvp's tangent: forward mode goes through it, see rules/forward.py)
     prim("imag_adjoint", "(dy, x)", HELPER, linear=(0,), arrays=("dy", "x")),
     prim("angle_adjoint", "(dy, x)", HELPER, linear=(0,), arrays=("dy", "x")),

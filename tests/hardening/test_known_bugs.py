@@ -2855,3 +2855,26 @@ def test_logaddexp_is_a_primitive(framework: str) -> None:
     assert float(to_numpy(gl.logaddexp(to_framework(np.array([-np.inf]), framework),
                                        to_framework(np.array([-np.inf]), framework)))[0]) \
         == -np.inf
+
+
+def determinants_of_singular_matrices(x):
+    M = np.stack([x[:2], 2.0 * x[:2]])            # rank 1: its determinant is 0 for every x
+    Z = np.minimum(x[:1, None], -10.0) * 0.0      # the 1x1 zero matrix
+    A = np.outer(x, x) + np.eye(3)                # invertible
+    return np.linalg.det(M) + np.linalg.det(Z) * x[2] + np.linalg.det(A) * 0.5
+
+
+def test_the_derivative_of_det_at_a_singular_matrix(framework: str) -> None:
+    """``det``'s rule was ``det * inv(x).T``: 0 * inf = NaN at a singular matrix, where the
+    derivative is the adjugate, which is finite (people fuzzer seed 4343: ``jnp.linalg.det`` of
+    a 1x1 zero matrix). The rules use ``gl.adjugate``, from the SVD. (hvp at a singular matrix
+    still divides by the determinant.)"""
+    require(framework)
+    x = X3
+    want = central(lambda v: float(determinants_of_singular_matrices(v)), x)
+    g = gradlab.grad(determinants_of_singular_matrices)(to_framework(x, framework))
+    np.testing.assert_allclose(to_numpy(g), want, rtol=1e-6, atol=1e-8)
+    v = np.array([0.7, -0.4, 0.2])
+    _, t = gradlab.jvp(determinants_of_singular_matrices)(to_framework(x, framework),
+                                                         to_framework(v, framework))
+    assert float(to_numpy(t)) == pytest.approx(float(want @ v), rel=1e-6, abs=1e-8)

@@ -522,7 +522,7 @@ def inv(y, x):
 
 @tangent("det")
 def det(y, x):
-    y_dot = y * gl.sum(gl.swapaxes(gl.inv(x), -1, -2) * x_dot, axis=(-2, -1))
+    y_dot = gl.sum(gl.swapaxes(gl.adjugate(x), -1, -2) * x_dot, axis=(-2, -1))
 
 
 @tangent("array")
@@ -564,6 +564,15 @@ def unbroadcast(y, x, like):
 @tangent("unbroadcast_to")
 def unbroadcast_to(y, x, shape):
     y_dot = gl.unbroadcast_to(x_dot, shape)
+
+
+@tangent("adjugate")
+def adjugate(y, x):
+    # d adj(x) = (tr(adj(x) dx) adj(x) - adj(x) dx adj(x)) / det(x), where x is invertible
+    trace = gl.expand_dims(gl.expand_dims(gl.sum(gl.swapaxes(y, -1, -2) * x_dot, axis=(-2, -1)),
+                                          -1), -1)
+    y_dot = (trace * y - gl.matmul(gl.matmul(y, x_dot), y)) / gl.expand_dims(
+        gl.expand_dims(gl.det(x), -1), -1)
 
 
 @tangent("or_one")

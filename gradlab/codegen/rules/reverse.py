@@ -608,7 +608,8 @@ def inv(y, x):
 
 @adjoint("det")
 def det(y, x):
-    dx = gl.expand_dims(gl.expand_dims(dy * y, -1), -1) * gl.swapaxes(gl.inv(x), -1, -2)
+    # the adjugate (det * inv where x is invertible), finite at a singular x too
+    dx = gl.expand_dims(gl.expand_dims(dy, -1), -1) * gl.swapaxes(gl.adjugate(x), -1, -2)
 
 
 @adjoint("solve")

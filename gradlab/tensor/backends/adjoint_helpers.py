@@ -216,6 +216,18 @@ def or_one(x: Any) -> Any:
     return gl.where(gl.equal(x, 0), gl.ones_like(x), x)
 
 
+def adjugate(x: Any) -> Any:
+    """The adjugate of square matrices (the transposed cofactors: ``det(x) * inv(x)`` where
+    ``x`` is invertible), finite where it is singular too: det's derivative there, where
+    ``det * inv`` is 0 * inf. From the SVD ``x = u s vh``: ``adj(x) = det(u) det(vh) vh^H
+    diag(prod of the other singular values) u^H``."""
+    u, s, vh = gl.svd(x)
+    others = prod_others(s, axis=-1)
+    sign = gl.expand_dims(gl.expand_dims(gl.det(u) * gl.det(vh), -1), -1)
+    v = gl.conj(gl.swapaxes(vh, -1, -2))
+    return sign * gl.matmul(v * gl.expand_dims(others, -2), gl.conj(gl.swapaxes(u, -1, -2)))
+
+
 def as_list(g: Any) -> list[Any]:
     """The gradient of a list that was an item of a list turned into an array (``np.array(rows)``
     of a list of lists): it comes back as an array, its rows the items' gradients. The code
@@ -306,7 +318,8 @@ HELPERS: dict[str, Callable[..., Any]] = dict(
     unbroadcast_each=unbroadcast_each,
     zeros_like_list=zeros_like_list, as_list=as_list, imag_adjoint=imag_adjoint,
     angle_adjoint=angle_adjoint, add_lists=add_lists, prod_others=prod_others,
-    prod_others_jvp=prod_others_jvp, linalg_norm_weights=linalg_norm_weights, or_one=or_one)
+    prod_others_jvp=prod_others_jvp, linalg_norm_weights=linalg_norm_weights, or_one=or_one,
+    adjugate=adjugate)
 
 #: primitives whose template takes Python lists too and wraps the backend's own for arrays
 LIST_AWARE: dict[str, Callable[..., Any]] = dict(zeros_like=zeros_like, index_add=index_add,
@@ -330,6 +343,7 @@ SIGNATURES = {
     "add_lists": "(a, b)",
     "as_list": "(g)",
     "or_one": "(x)",
+    "adjugate": "(x)",
     "imag_adjoint": "(dy, x)",
     "angle_adjoint": "(dy, x)",
 }

@@ -139,6 +139,7 @@ def _default_float() -> Any:
 
 
 # --- linear algebra ------------------------------------------------------------------------
+svd = jnp.linalg.svd     # (u, s, vh), for adjoint_helpers.adjugate
 inv, det, slogdet, solve, einsum = (jnp.linalg.inv, jnp.linalg.det, jnp.linalg.slogdet,
                                     jnp.linalg.solve, jnp.einsum)
 

@@ -226,6 +226,12 @@ inv, det, slogdet, solve, einsum = (np.linalg.inv, np.linalg.det, np.linalg.slog
                                     np.linalg.solve, np.einsum)
 
 
+def svd(x: Any) -> tuple[Any, Any, Any]:
+    """``(u, s, vh)`` with ``x = u @ diag(s) @ vh`` (for :func:`adjoint_helpers.adjugate`)."""
+    u, s, vh = np.linalg.svd(x)
+    return u, s, vh
+
+
 # --- creation ------------------------------------------------------------------------------
 def zeros(shape: Any, dtype: Any = None) -> Any:
     return np.zeros(shape, native_dtype(dtype))

@@ -553,6 +553,12 @@ def det(x: Any) -> Any:
     return tf.linalg.det(_as_float(x))
 
 
+def svd(x: Any) -> tuple[Any, Any, Any]:
+    """``(u, s, vh)`` with ``x = u @ diag(s) @ vh`` (TensorFlow gives ``s, u, v``)."""
+    s, u, v = tf.linalg.svd(_as_float(x))
+    return u, s, tf.linalg.adjoint(v)
+
+
 def slogdet(x: Any) -> tuple[Any, Any]:
     sign_, logabsdet = tf.linalg.slogdet(_as_float(x))
     return sign_, logabsdet

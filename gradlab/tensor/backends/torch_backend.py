@@ -523,6 +523,12 @@ def det(x: Any) -> Any:
     return torch.linalg.det(_as_float(x))
 
 
+def svd(x: Any) -> tuple[Any, Any, Any]:
+    """``(u, s, vh)`` with ``x = u @ diag(s) @ vh`` (for :func:`adjoint_helpers.adjugate`)."""
+    u, s, vh = torch.linalg.svd(_as_float(x))
+    return u, s, vh
+
+
 def slogdet(x: Any) -> tuple[Any, Any]:
     sign_, logabsdet = torch.linalg.slogdet(_as_float(x))
     return sign_, logabsdet
