@@ -1165,7 +1165,10 @@ def hvp(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True,
     if isinstance(g, ForContainersOnly):
         return _for_containers_only(f, g.wrt, g.many, g.params, "hvp", g.error, {},
                                     optimized)
-    transform = _forward_over(g, "numpy", optimized)
+    # shown as the gradient is: in torch's reading where NumPy's refused the code (x.std(
+    # unbiased=False) in a function that names no framework; see transforms.in_either_dialect)
+    shown = "torch" if getattr(g._transform, "dialect", "numpy") == "torch" else "numpy"
+    transform = _forward_over(g, shown, optimized)
     main = transform.main
     out = HVPFunction(f, transform, main.source, main.filename, main.name, main.free, g.wrt,
                       g.many, "hvp", list(g.params), g.seed_name,

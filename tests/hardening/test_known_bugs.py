@@ -2878,3 +2878,21 @@ def test_the_derivative_of_det_at_a_singular_matrix(framework: str) -> None:
     _, t = gradlab.jvp(determinants_of_singular_matrices)(to_framework(x, framework),
                                                          to_framework(v, framework))
     assert float(to_numpy(t)) == pytest.approx(float(want @ v), rel=1e-6, abs=1e-8)
+
+
+def spread_in_torch_s_reading(x):
+    return x.std(unbiased=False) * x.var(correction=0) + (x.max(dim=1).values ** 2).sum()
+
+
+def test_hvp_reads_code_that_names_no_framework_as_grad_does() -> None:
+    """``x.std(unbiased=False)`` in a function that names no framework: NumPy's reading refuses
+    it, so grad reads it as torch's; hvp showed its code in NumPy's reading and refused (found
+    probing framework-native programs, stop 28). hvp is shown in the gradient's reading."""
+    require("torch")
+    import torch
+    rng = np.random.default_rng(0)
+    x = torch.tensor(rng.normal(size=(4, 3)))
+    v = torch.tensor(rng.normal(size=(4, 3)))
+    want = torch.func.jvp(torch.func.grad(spread_in_torch_s_reading), (x,), (v,))[1]
+    got = gradlab.hvp(spread_in_torch_s_reading)(x, v)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-12)
