@@ -207,6 +207,13 @@ def _no_rule_message(label: object, origin: ir.Origin | None, target: object = N
     if str(label).endswith(" of an iterable"):     # builtin max(values): no function to name
         return (f"gradlab has no derivative rule for {label}{where}: write the items out "
                 f"(max(a, b, c)), or use the framework's reduction of an array (np.max(x))")
+    receiver, _, method = str(label).rpartition(".")
+    if receiver and method.isidentifier() and not all(
+            part.isidentifier() for part in receiver.split(".")):
+        # a method of an expression ((A.T @ A).trace): no name to register a rule under
+        return (f"gradlab has no derivative rule for the method .{method}(){where}: write it "
+                f"with functions gradlab differentiates, or register a rule for the function "
+                f"the method calls with gradlab.adjoint")
     return (f"gradlab has no derivative rule for {label}{where}. Add one with\n"
             f"    @gradlab.adjoint({label})\n"
             f"    def {str(label).split('.')[-1]}_adjoint(result, {args}):\n"

@@ -2896,3 +2896,18 @@ def test_hvp_reads_code_that_names_no_framework_as_grad_does() -> None:
     want = torch.func.jvp(torch.func.grad(spread_in_torch_s_reading), (x,), (v,))[1]
     got = gradlab.hvp(spread_in_torch_s_reading)(x, v)
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def trace_of_a_product(A):
+    return (A.t() @ A).trace()
+
+
+def test_no_rule_for_a_method_of_an_expression_says_so_in_python() -> None:
+    """A method without a rule on an expression: the refusal suggested
+    ``@gradlab.adjoint((A.t() @ A).trace)``, which is no Python (found probing
+    framework-native programs, stop 28). It names the method and what to do instead."""
+    require("torch")
+    import torch
+    with pytest.raises(GradlabError, match=r"the method \.trace\(\)") as info:
+        gradlab.grad(trace_of_a_product)(torch.eye(2, dtype=torch.float64))
+    assert "adjoint((" not in str(info.value)
