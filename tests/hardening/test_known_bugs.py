@@ -2632,6 +2632,23 @@ def zero_dimensional_indices_of_numbers(x, w):
     return np.sum(x) * m[None].squeeze() + s[None][0] * 2.0 + np.cos(w * 2.0)[...] + s[()] * w
 
 
+def tangent_of_a_numpy_scalar_at_none(x, w):
+    v = np.zeros(()) - w + 0.1
+    return np.squeeze(v[None], axis=0) * w + np.sum(x)
+
+
+def test_the_tangent_of_a_numpy_scalar_indexed_at_none(framework: str) -> None:
+    """``(np.zeros(()) - w)[None]`` of a float ``w``: NumPy's value is a NumPy scalar, but its
+    tangent is a Python float, which NumPy's ``getitem`` (``operator.getitem``) did not index
+    (people fuzzer seed 9797, jvp on NumPy). The NumPy backend's getitem takes a number."""
+    require(framework)
+    f = tangent_of_a_numpy_scalar_at_none
+    fx = to_framework(np.array([0.5, 1.0]), framework)
+    _, t = gradlab.jvp(f, wrt=1)(fx, 0.3, 1.0)
+    assert float(to_numpy(t)) == pytest.approx(0.1 - 2 * 0.3, rel=1e-12)
+    assert float(to_numpy(gradlab.grad(f, wrt=1)(fx, 0.3))) == pytest.approx(-0.5, rel=1e-12)
+
+
 def test_zero_dimensional_indices_of_values_held_as_numbers(framework: str) -> None:
     """``np.less_equal(w, w)[None]`` of a Python float ``w``: NumPy's result is a NumPy bool,
     which takes ``[None]``; gradlab's, on torch, TensorFlow and JAX, a Python bool, which does

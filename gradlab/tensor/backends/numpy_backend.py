@@ -5,7 +5,6 @@ NumPy's own, and the reference autodiff is HIPS autograd (NumPy has none of its 
 from __future__ import annotations
 
 import math
-import operator
 from typing import Any, Callable
 
 import numpy as np
@@ -178,7 +177,17 @@ def flip(x: Any, axis: Any = None) -> Any:
 def repeat(x: Any, repeats: Any, axis: Any = None) -> Any:
     return np.repeat(x, repeats, axis)
 take, take_along_axis, sort, meshgrid = np.take, np.take_along_axis, np.sort, np.meshgrid
-getitem = operator.getitem
+
+
+def getitem(x: Any, index: Any) -> Any:
+    """``x[index]``, of a Python number too (the tangent of a value NumPy holds as a NumPy
+    scalar, ``(np.zeros(()) - w)[None]`` of a float ``w``, is a Python float)."""
+    if type(x) in _PYTHON_SCALARS:
+        x = np.asarray(x)
+    return x[index]
+
+
+_PYTHON_SCALARS = frozenset({float, int, bool, complex})
 
 
 def argsort(x: Any, axis: int = -1) -> Any:
