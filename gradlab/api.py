@@ -926,15 +926,7 @@ class JVPFunction(GeneratedFunction):
         try:
             value, tangent = impl(*full, **tangents)
         except ZeroDivisionError as e:   # Python numbers: NumPy's arithmetic gives inf or nan
-            numbers = _as_numpy_numbers(list(full) + list(tangents.values()))
-            if numbers is None:
-                explain_framework_error(self, e)
-                raise
-            impl, _ = self._select(numbers)
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                value, tangent = impl(*numbers[:len(full)], **dict(zip(tangents, numbers[
-                    len(full):])))
-            value, tangent = _python_number(value), _python_number(tangent)
+            value, tangent = self._with_numpy_numbers(e, full, tangents)
         except GradlabError as e:       # a refusal of the tensor layer: noted at its line
             explain_framework_error(self, e)
             raise
@@ -944,6 +936,21 @@ class JVPFunction(GeneratedFunction):
         if self.mode == "jvp":
             self._guard(tuple(full), value)
         return value, _like(tangent, value)
+
+    def _with_numpy_numbers(self, error: ZeroDivisionError, full: Sequence[Any],
+                            tangents: dict[str, Any], *seed: Any) -> tuple[Any, Any]:
+        """The call again with its Python numbers as NumPy's, where the generated code divided
+        one by zero (NumPy's arithmetic gives inf or nan, as the user's NumPy code would);
+        ``seed``: hvp's, passed after the arguments."""
+        numbers = _as_numpy_numbers(list(full) + list(tangents.values()))
+        if numbers is None:
+            explain_framework_error(self, error)
+            raise error
+        impl, _ = self._select(numbers)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            value, derivative = impl(*numbers[:len(full)], *seed, **dict(zip(tangents, numbers[
+                len(full):])))
+        return _python_number(value), _python_number(derivative)
 
     def _guard(self, full: tuple[Any, ...], value: Any) -> None:
         """The semantic guard (see guard.py), as ``grad`` has it: the first call for each
@@ -997,6 +1004,8 @@ class HVPFunction(JVPFunction):
                 seed = 1.0
         try:
             value, (_, hv) = impl(*full, seed, **tangents)
+        except ZeroDivisionError as e:   # Python numbers: NumPy's arithmetic gives inf or nan
+            value, (_, hv) = self._with_numpy_numbers(e, full, tangents, seed)
         except Exception as e:
             shaped = self._shaped_seed(fw, full, {}) if automatic else None
             if shaped is None:

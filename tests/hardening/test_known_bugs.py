@@ -2928,3 +2928,26 @@ def test_no_rule_for_a_method_of_an_expression_says_so_in_python() -> None:
     with pytest.raises(GradlabError, match=r"the method \.trace\(\)") as info:
         gradlab.grad(trace_of_a_product)(torch.eye(2, dtype=torch.float64))
     assert "adjoint((" not in str(info.value)
+
+
+def cosine_of_a_zero_residual(x, w):
+    r = np.mean((x - abs(x)) ** 2)
+    return np.sum(r * 0.5) / (np.sqrt(np.sum(r ** 2)) + 1e-6) + abs(x) + np.sum(w)
+
+
+def test_hvp_of_python_numbers_divided_by_zero_is_no_crash() -> None:
+    """hvp's code divided a Python number by zero (sqrt(0) of a float ``x``): a
+    ZeroDivisionError from inside (people fuzzer seed 1313), where jvp and grad retry with
+    NumPy's numbers, whose arithmetic gives inf or nan as the user's NumPy code would. hvp now
+    does too: NaN here, as every framework's autodiff gives (0 * inf); beside a torch tensor,
+    the refusal jvp gives."""
+    hv = gradlab.hvp(cosine_of_a_zero_residual)(0.7, np.ones(3), 1.0)
+    assert np.isnan(hv)
+    _, t = gradlab.jvp(cosine_of_a_zero_residual)(0.7, np.ones(3), 1.0)
+    assert np.isnan(t)
+    require("torch")
+    import torch
+    w = torch.ones(3, dtype=torch.float64)
+    for mode in (gradlab.jvp, gradlab.hvp):   # NumPy's numbers beside a tensor: refused
+        with pytest.raises(GradlabError, match="two frameworks"):
+            mode(cosine_of_a_zero_residual)(0.7, w, 1.0)

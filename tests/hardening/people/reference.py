@@ -355,8 +355,11 @@ class Reference:
         return g
 
 
-def _float_params(ref: Reference) -> bool:
-    return all(ref.params[i].dtype in ("float64", "float32", "complex128") for i in ref.wrt)
+def _float_params(ref: Reference, numbers: bool = False) -> bool:
+    """Whether every differentiated parameter is a float array (or, with ``numbers``, a
+    Python float too: HIPS autograd traces a 0-d array in its place)."""
+    kinds = ("float64", "float32", "complex128") + (("pyfloat",) if numbers else ())
+    return all(ref.params[i].dtype in kinds for i in ref.wrt)
 
 
 def _torch_autodiff(ref: Reference, what: str) -> Any:
@@ -451,7 +454,7 @@ def _tf_autodiff(ref: Reference, what: str) -> Any:
 
 def _autograd_autodiff(ref: Reference, what: str) -> Any:
     import autograd
-    if not _float_params(ref) or ref.native32 or ref.complex:
+    if not _float_params(ref, numbers=True) or ref.native32 or ref.complex:
         return None
     prim = [np.asarray(ref.coords.args(ref.coords.x0)[i], dtype=np.float64) for i in ref.wrt]
     g = ref.frozen([])
