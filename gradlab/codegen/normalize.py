@@ -647,29 +647,12 @@ class Normalizer:
             return Op(OpKind.POP, args=[receiver.id]), f"{receiver.id}_item"
         if res.kind == "static":
             return Op(OpKind.STATIC, node=node, source=res.label), res.label.split(".")[-1]
-        extreme = self._extreme_of_a_list(res, node)
-        if extreme is not None:
-            return extreme
         root = res.label.split(".")[0]
         if res.callee is None and root.isidentifier() and root not in self.locals and not (
                 self.parsed.scope.lookup(root)[0]):
             raise self.parsed.error(f"name {root!r} is not defined", node, "unknown name")
         return (Op(OpKind.STATIC, node=node, source=res.label, callee=res.callee, unknown=True),
                 res.label.split(".")[-1])
-
-    def _extreme_of_a_list(self, res: Any, node: gast.Call) -> tuple[Op, str] | None:
-        """Builtin ``max(values)``/``min(values)`` of a list the function builds (a list
-        comprehension or generator expression is one by now): the reduction of the stacked
-        values, whose adjoint reaches the item that is the extreme."""
-        if res.label not in ("max of an iterable", "min of an iterable") or node.keywords:
-            return None
-        items = self.atom(node.args[0])
-        if not (isinstance(items, str) and items in self.lists):
-            return None
-        stacked = self._bind_temp(f"{items}_stacked", Op(OpKind.PRIM, "stack", [items],
-                                                           source="np.stack"))
-        word = res.label.split(" ")[0]
-        return Op(OpKind.PRIM, word, [stacked], source=word), f"{word}_{items}"
 
     def _size_of_dim(self, node: gast.Call) -> gast.expr | None:
         """torch's ``x.size(d)``: the shape's entry ``d``, as ``x.size()[d]`` (where

@@ -2832,19 +2832,28 @@ def test_a_list_of_weight_pairs_indexed_in_a_loop(framework: str, f) -> None:
     np.testing.assert_allclose(flat(hv), h_fd, rtol=1e-3, atol=1e-4)
 
 
-def extremes_of_built_lists(x):
-    big = max(x[i] * x[i + 1] for i in range(2))
-    small = min([np.sin(v) * x[0] for v in x])
-    return big * 2.0 + small + np.sum(x.clip(min=-0.25) ** 2)
+def clipped_by_one_bound(x):
+    return np.sum(x.clip(min=-0.25) ** 2) + np.sum(x.clip(max=0.1) * x)
 
 
-def test_max_and_min_of_a_list_the_function_builds(framework: str) -> None:
-    """``max(x[i] * x[i + 1] for i in range(2))``, ``min([...])``: the README says generator
-    expressions given to max and min are differentiated, but they were refused as a builtin
-    of an iterable (found probing realistic programs, stop 28). They are the reduction of the
-    stacked items. And ``x.clip(min=...)``/``x.clamp(min=...)``, one bound alone, were refused
-    for want of the other."""
-    three_modes(extremes_of_built_lists, [], framework)
+def test_clip_with_one_bound_alone(framework: str) -> None:
+    """``x.clip(min=...)``/``x.clamp(min=...)``, one bound alone, were refused for want of the
+    other (found probing realistic programs, stop 28)."""
+    three_modes(clipped_by_one_bound, [], framework)
+
+
+def max_of_a_list_of_counts(x):
+    sizes = [len(x) - 1, 2]
+    n = max(sizes)
+    acc = [0.0] * n
+    return np.sum(x[:n] ** 2) + len(acc) * x[0]
+
+
+def test_max_of_a_list_of_counts_stays_a_count(framework: str) -> None:
+    """``max(sizes)`` of a list of ints, no gradient through it: Python's int, kept as written
+    (stacking the list and reducing it, tried this stop for lists that carry a gradient, made it
+    a JAX array, which ``[0.0] * n`` refuses)."""
+    three_modes(max_of_a_list_of_counts, [], framework)
 
 
 def positions_by_where(x):
