@@ -400,7 +400,7 @@ def take_along_axis(x: Any, indices: Any, axis: int) -> Any:
 
 def getitem(x: Any, index: Any) -> Any:
     if not isinstance(x, torch.Tensor) and isinstance(x, NUMBERS):
-        x = array(x)      # a number gradlab holds where NumPy has a NumPy scalar: v[None]
+        x = _tensor(x)    # a number gradlab holds where NumPy has a NumPy scalar: v[None]
     if type(index) is tuple:
         index = _numpy_index(index)
     try:
@@ -463,8 +463,7 @@ def _dims_taken(i: Any) -> int:
 
 
 def index_update(x: Any, index: Any, values: Any) -> Any:
-    if not isinstance(x, torch.Tensor):
-        x = array(x)      # the gradient of a number gradlab holds: s[None] of s = np.sin(w)
+    x = _tensor(x)        # (the gradient of a number gradlab holds: s[None] of s = np.sin(w))
     if type(index) is tuple:
         index = _numpy_index(index)
     out = x.clone()
