@@ -695,6 +695,8 @@ class Normalizer:
             prim, kwargs = "sum", {"axis": gast.Constant(value=0, kind=None)}
         first = args[0] if args else ""
         hint = f"{word}_{_hint(first)}" if _hint(first) else word
+        if prim in ("max_list", "min_list"):
+            return self._extreme_item(prim, args[0], res.label), hint
         if res.with_indices:
             values_name = self._bind_temp(hint, Op(OpKind.PRIM, prim, args, kwargs,
                                                    source=res.label))
@@ -713,6 +715,19 @@ class Normalizer:
             # that dtype already, so it may share x's memory (see aliasing.memory_links)
             style = "may_alias"
         return Op(OpKind.PRIM, prim, args, kwargs, style=style, source=res.label), hint
+
+    def _extreme_item(self, prim: str, xs: ir.Atom, label: str) -> Op:
+        """The builtin ``max(xs)`` (``min(xs)``) of one list or array is the item it picks:
+        ``xs[index_of_max(xs)]``, the index by Python's own comparisons (the first of equal
+        items, as the builtin). The gradient flows to that item alone, as through
+        ``max(a, b)``, and the generated code shows which one."""
+        word = prim.split("_")[0]
+        if not isinstance(xs, str):
+            xs = self._bind_temp("items", Op(OpKind.COPY, args=[xs]))
+        index = self._bind_temp(f"i_{word}_{xs}", Op(OpKind.PRIM, f"index_of_{word}", [xs],
+                                                     source=label))
+        item = "list_getitem" if xs in self.lists else "getitem"
+        return Op(OpKind.PRIM, item, [xs, index], style="subscript", source=label)
 
     def _keepdims_at_run_time(self, prim: str, args: list[ir.Atom], kwargs: dict[str, ir.Atom],
                               label: str, hint: str) -> Op:
@@ -1050,7 +1065,8 @@ def _index_hint(index: gast.expr) -> str:
 
 
 def _prim_word(prim: str) -> str:
-    return {"getitem": "item", "list_getitem": "item"}.get(prim, prim)
+    return {"getitem": "item", "list_getitem": "item", "max_list": "max",
+            "min_list": "min"}.get(prim, prim)
 
 
 def _is_insert_grad_of(node: gast.With, parsed: ParsedFunction) -> bool:

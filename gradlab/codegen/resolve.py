@@ -163,6 +163,9 @@ class Resolver:
                 chained = gast.Call(func=node.func, args=[inner] + node.args[meaning.arity:],
                                     keywords=[])
                 return self._spelled(meaning, chained, label)
+            if len(node.args) == 1 and not node.keywords and meaning.prim in _OF_ONE_ITERABLE:
+                # max(values): the item the builtin picks (codegen/normalize.py)
+                return self._bind(Meaning(_OF_ONE_ITERABLE[meaning.prim]), node, label)
             return Resolution("unknown", label=f"{label} of an iterable" if len(
                 node.args) == 1 else label)
         return self._bind(meaning, node, label)
@@ -378,6 +381,10 @@ def bindings(op: Any) -> dict[str, Any]:
     out.update(zip(required, op.args))
     out.update(op.kwargs)
     return out
+
+
+#: builtin max(a, b) is the primitive maximum; max(values) of one iterable is max_list
+_OF_ONE_ITERABLE = {"maximum": "max_list", "minimum": "min_list"}
 
 
 def _is_int_literal(node: gast.expr) -> bool:

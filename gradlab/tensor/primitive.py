@@ -41,7 +41,8 @@ HELPER = "helper"
 #: nothing differentiates again (``prod_others_jvp``).
 TENSOR_ONLY = "tensor_only"
 #: Written out by ``codegen/expand.py`` as other primitives before any rule is looked up
-#: (``divmod`` as ``floor_divide`` and ``mod``), so it needs no rules of its own.
+#: (``divmod`` as ``floor_divide`` and ``mod``; the builtin ``max(xs)`` as the item it picks,
+#: by ``codegen/normalize.py``), so it needs no rules of its own.
 EXPANDED = "expanded"
 #: Written by the code generator itself, never as a ``gl`` function (``copy`` is the value
 #: itself, ``sum_list`` the builtin ``sum``, ``list_getitem`` a subscript).

@@ -397,6 +397,14 @@ TABLE: list[Primitive] = [
 
     # --- lists (values the generated code handles as Python lists) --------------------------
     prim("sum_list", "(xs)", CODEGEN, builtin="sum"),
+    # builtin max(xs) / min(xs) of one list or array: the code reads the item the builtin
+    # picks, xs[index_of_max(xs)] (codegen/normalize.py), and differentiates that subscript
+    prim("max_list", "(xs)", EXPANDED, CODEGEN),
+    prim("min_list", "(xs)", EXPANDED, CODEGEN),
+    # which item the builtin max / min picks: the first of the largest (smallest), by Python's
+    # own comparisons, so a NaN item or a tie picks what the builtin picks
+    prim("index_of_max", "(xs)", INSPECTION, nondiff=INTEGER),
+    prim("index_of_min", "(xs)", INSPECTION, nondiff=INTEGER),
     prim("list_getitem", "(x, index)", CODEGEN),
     prim("divmod", "(x, y)", EXPANDED, CODEGEN, builtin="divmod"),
 

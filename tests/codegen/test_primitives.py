@@ -124,12 +124,26 @@ def test_max_of_items_written_out_is_a_chain() -> None:
 
 def max_of_a_variable(x):
     values = [np.sum(x), np.sum(x * x)]
-    return max(values)
+    return max(values) + min(x)
 
 
-def test_max_of_an_iterable_is_refused() -> None:
+def test_max_of_an_iterable_is_the_item_it_picks() -> None:
+    """max(values) of a list, and min(x) of an array: the item the builtin picks, shown as
+    such, its gradient flowing to that item alone."""
+    check(max_of_a_variable, 3.0 * V)
+    source = gradlab.grad(max_of_a_variable).source
+    assert "i_max_values = gl.index_of_max(values)" in source
+    assert "values[i_max_values]" in source
+
+
+def max_by_a_key(x):
+    values = [np.sum(x), -np.sum(x * x)]
+    return max(values, key=abs)
+
+
+def test_max_of_an_iterable_with_a_key_is_refused() -> None:
     with pytest.raises(gradlab.GradlabError, match="max of an iterable.*write the items out"):
-        gradlab.grad(max_of_a_variable)
+        gradlab.grad(max_by_a_key)
 
 
 # --- norms and products -------------------------------------------------------------------------

@@ -2856,6 +2856,45 @@ def test_max_of_a_list_of_counts_stays_a_count(framework: str) -> None:
     three_modes(max_of_a_list_of_counts, [], framework)
 
 
+def largest_of_a_generator(x):
+    return max(x[i] ** 2 for i in range(3)) + min([v * v for v in x]) * 2.0
+
+
+def largest_of_a_built_list(x):
+    vals = []
+    for i in range(3):
+        vals.append(x[i] * np.sin(x[i]))
+    return max(vals) * min(vals) + max((x[0], x[1] * 3.0)) + max(x) - min(x * x)
+
+
+def rows_largest_squared(x):
+    s = 0.0
+    for r in [x, x * 2.0, -x]:
+        s = s + max(r) ** 2
+    return s
+
+
+@pytest.mark.parametrize("f", [largest_of_a_generator, largest_of_a_built_list,
+                               rows_largest_squared])
+def test_builtin_max_of_one_iterable(f, framework: str) -> None:
+    """``max(values)``/``min(values)`` of a list, a generator, a tuple or an array that carries
+    a gradient was refused, though the README lists it. It is the item the builtin picks,
+    ``values[gl.index_of_max(values)]``, on every backend and in every mode (a probe of
+    realistic programs, stop 28)."""
+    three_modes(f, [], framework)
+
+
+def count_from_a_max_of_ints(x):
+    n = max([len(x) - 2, 1])
+    return np.sum(x[:n] ** 2) * len([0.0] * n)
+
+
+def test_max_of_two_counts_stays_a_count(framework: str) -> None:
+    """``n = max([len(x) - 2, 1])`` is ``max(len(x) - 2, 1)``, ``gl.maximum`` of two ints:
+    JAX's made it an array, which ``[0.0] * n`` refuses (noted at stop 28)."""
+    three_modes(count_from_a_max_of_ints, [], framework)
+
+
 def positions_by_where(x):
     idx = np.where(x > 0)[0]
     return np.sum(x[idx] ** 2) + np.sum(np.where(x > 0, x, 0.0)) * x[0]

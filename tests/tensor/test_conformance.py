@@ -623,6 +623,9 @@ for _axis in (-1, 0, 1):
     case("argsort", TIES(3, 20), _axis, ref=lambda x, axis: np.argsort(x, axis, kind="stable"),
          id=f"ties,{_axis}", traced=_axis == -1)
 case("sort", F(3, 4), id="defaults")
+# the builtin max(xs) / min(xs)'s pick: the first of equal items, as np.argmax's
+case("index_of_max", TIES(20), ref=lambda x: int(np.argmax(x)), id="ties")
+case("index_of_min", TIES(20), ref=lambda x: int(np.argmin(x)), id="ties")
 case("argsort", F(3, 4), ref=lambda x: np.argsort(x, kind="stable"), id="defaults")
 
 

@@ -430,6 +430,19 @@ def dtype(x: Any) -> _dtypes.DType:
     return _dtypes.neutral(getattr(x, "dtype", type(x)))
 
 
+def index_of_max(xs: Any) -> int:
+    """The index of the item the builtin ``max(xs)`` returns: ``max`` keeps the first item no
+    later one is greater than, and so does ``max`` over the indices keyed by the items."""
+    items = list(xs)
+    return max(range(len(items)), key=items.__getitem__)
+
+
+def index_of_min(xs: Any) -> int:
+    """The index of the item the builtin ``min(xs)`` returns (see :func:`index_of_max`)."""
+    items = list(xs)
+    return min(range(len(items)), key=items.__getitem__)
+
+
 #: primitive name -> its generic formula, used where a backend has no version of its own
 GENERIC: dict[str, Callable[..., Any]] = dict(
     logsumexp=logsumexp, logsumexp_shift=logsumexp_shift, softmax=softmax,
@@ -441,4 +454,5 @@ GENERIC: dict[str, Callable[..., Any]] = dict(
     linalg_norm=linalg_norm, atleast_1d=atleast_1d,
     atleast_2d=atleast_2d, atleast_3d=atleast_3d, crossentropy=crossentropy,
     kl_div_with_logits=kl_div_with_logits, flatten=flatten, unstack=unstack, std=std,
-    dtype=dtype, numpy_call=numpy_call, torch_call=torch_call)
+    dtype=dtype, numpy_call=numpy_call, torch_call=torch_call, index_of_max=index_of_max,
+    index_of_min=index_of_min)

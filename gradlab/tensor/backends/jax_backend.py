@@ -40,7 +40,25 @@ floor, ceil, round, negative, reciprocal = (jnp.floor, jnp.ceil, jnp.round, jnp.
 isnan, isinf, isfinite, logical_not = jnp.isnan, jnp.isinf, jnp.isfinite, jnp.logical_not
 add, subtract, multiply, divide, power = operator.add, operator.sub, operator.mul, \
     operator.truediv, operator.pow
-maximum, minimum, arctan2 = jnp.maximum, jnp.minimum, jnp.arctan2
+arctan2 = jnp.arctan2
+
+
+def _ints_stay_ints(array_fn: Callable[[Any, Any], Any], of_ints: Callable[[int, int], int]
+                    ) -> Callable[[Any, Any], Any]:
+    """``array_fn``, except that two Python ints give a Python int, as the builtin they stand
+    for does: ``n = max(len(x) - 2, 1)`` is a count the code goes on to use as one
+    (``[0.0] * n``, which no JAX array can repeat)."""
+    def op(x: Any, y: Any) -> Any:
+        if type(x) is int and type(y) is int:
+            return of_ints(x, y)
+        return array_fn(x, y)
+    op.__name__ = op.__qualname__ = array_fn.__name__
+    op.__doc__ = array_fn.__doc__
+    return op
+
+
+maximum = _ints_stay_ints(jnp.maximum, builtins.max)
+minimum = _ints_stay_ints(jnp.minimum, builtins.min)
 equal, not_equal, less, less_equal = jnp.equal, jnp.not_equal, jnp.less, jnp.less_equal
 greater, greater_equal, logical_and, logical_or = (jnp.greater, jnp.greater_equal,
                                                    jnp.logical_and, jnp.logical_or)
