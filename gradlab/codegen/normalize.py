@@ -690,6 +690,8 @@ class Normalizer:
             args = [self._truth_as(a, "float32") for a in args]
         elif prim in ("floor", "ceil") and res.module == "math":
             args = [self._truth_as(a, "int64") for a in args]   # math.floor(True) is 1
+        elif prim == "copy" and res.module == "builtins":
+            args = [self._truth_as(a, "float64") for a in args]  # float(m[0]) is 1.0, a number
         if prim == "sum_list" and not (isinstance(args[0], str) and args[0] in self.lists):
             # builtin sum of an array adds up its rows: NumPy's sum over the first axis
             prim, kwargs = "sum", {"axis": gast.Constant(value=0, kind=None)}

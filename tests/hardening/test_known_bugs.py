@@ -2895,6 +2895,18 @@ def test_max_of_two_counts_stays_a_count(framework: str) -> None:
     three_modes(count_from_a_max_of_ints, [], framework)
 
 
+def negated_float_of_a_truth(x):
+    m = np.logical_or(x > 0.4, x < -0.1)
+    v = float(m[1]) + float(x[0] > 0)
+    return -v * np.sum(x ** 2) - float(m[2])
+
+
+def test_float_of_a_truth_value_is_a_number(framework: str) -> None:
+    """``float(m[0])`` of a truth value is 1.0 or 0.0: gradlab kept the bool itself, and torch
+    refused to negate it (people fuzzer seed 6767). The cast is written out."""
+    three_modes(negated_float_of_a_truth, [], framework)
+
+
 def positions_by_where(x):
     idx = np.where(x > 0)[0]
     return np.sum(x[idx] ** 2) + np.sum(np.where(x > 0, x, 0.0)) * x[0]

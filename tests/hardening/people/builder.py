@@ -674,10 +674,11 @@ class Builder:
     def builtin(self) -> tuple[str, tuple[str, ...]] | None:
         x = self.operand()
         s = self.scalar_of(x)
-        kind = self.choice(["divmod", "round", "len", "max3", "maxiter", "minlist", "sum",
-                            "float", "int", "pow", "mod"])
+        kind = self.choice(["divmod", "round", "len", "max3", "maxiter", "maxgen", "minlist",
+                            "sum", "float", "int", "pow", "mod"])
         if kind == "round" and not switches.BUILTIN_ROUND or \
-                kind == "divmod" and not switches.DIVMOD or kind in ("max3", "maxiter", "minlist") \
+                kind == "divmod" and not switches.DIVMOD or kind in ("max3", "maxiter", "maxgen",
+                                                                     "minlist") \
                 and not switches.BUILTIN_MAX_MIN_OF_MANY or kind == "sum" and not \
                 switches.BUILTIN_SUM_OF_ARRAYS or kind == "int" and not switches.BOOL_VALUES:
             return None
@@ -699,6 +700,15 @@ class Builder:
             if self.ndim(x) != 1:
                 return None
             return self.assign(f"{self.choice(['max', 'min'])}({x})", "builtin: max/min of an array")
+        if kind == "maxgen":
+            if self.ndim(x) != 1:
+                return None
+            v = self.fresh("v")
+            items = self.choice([f"{v} * {v} for {v} in {x}", f"abs({v}) for {v} in {x}",
+                                 f"{x}[i] - {s} for i in range(len({x}))"])
+            return self.assign(f"{self.choice(['max', 'min'])}"
+                               f"{self.choice([f'({items})', f'([{items}])'])}",
+                               "builtin: max/min of a generator or comprehension")
         if kind == "minlist":
             y = self.scalar_of(self.operand())
             return self.assign(f"{self.choice(['max', 'min'])}([{s}, {y}])",
