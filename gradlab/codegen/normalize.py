@@ -622,6 +622,9 @@ class Normalizer:
                                 node, type(node).__name__)
 
     def _call(self, node: gast.Call) -> tuple[Op, str]:
+        updated = self._indexed_update(node)
+        if updated is not None:
+            return updated
         res = self.resolver.call(node)
         if res.kind == "prim":
             if res.prim == "copy" and any(isinstance(a, gast.Constant) and isinstance(
@@ -717,6 +720,28 @@ class Normalizer:
             # that dtype already, so it may share x's memory (see aliasing.memory_links)
             style = "may_alias"
         return Op(OpKind.PRIM, prim, args, kwargs, style=style, source=res.label), hint
+
+    def _indexed_update(self, node: gast.Call) -> tuple[Op, str] | None:
+        """JAX's ``x.at[index].set(v)`` and ``.add(v)``: a new array, ``x`` with ``v`` written
+        into (added at) ``index``, as NumPy's ``y = x.copy(); y[index] = v`` and
+        ``np.add.at(y, index, v)`` (repeated positions add up)."""
+        func = node.func
+        if not (isinstance(func, gast.Attribute) and func.attr in _AT_UPDATES and isinstance(
+                func.value, gast.Subscript) and isinstance(func.value.value, gast.Attribute)
+                and func.value.value.attr == "at"):
+            return None
+        if len(node.args) != 1 or node.keywords:
+            raise self.parsed.error(
+                f"x.at[...].{func.attr}(...) with other than one value (JAX's mode= and "
+                f"indices_are_sorted= options): gradlab differentiates .{func.attr}(v) alone",
+                node, f"at[].{func.attr}")
+        base = self.atom(func.value.value.value)
+        if not isinstance(base, str):
+            base = self._bind_temp("updated", Op(OpKind.COPY, args=[base]))
+        index = self.inline(func.value.slice)
+        value = self.atom(node.args[0])
+        return Op(OpKind.PRIM, _AT_UPDATES[func.attr], [base, index, value],
+                  source=f"at[].{func.attr}"), f"{base}_{func.attr}"
 
     def _extreme_item(self, prim: str, xs: ir.Atom, label: str) -> Op:
         """The builtin ``max(xs)`` (``min(xs)``) of one list or array is the item it picks:
@@ -940,6 +965,9 @@ def _keepdims_decides(kwargs: dict[str, ir.Atom]) -> bool:
 _COUNTING = frozenset({"sum", "prod", "cumsum", "cumprod", "count_nonzero"})
 
 #: float functions that NumPy computes of a truth value in float16, torch and JAX in float32
+#: JAX's indexed updates gradlab differentiates: x.at[i].set(v), x.at[i].add(v)
+_AT_UPDATES = {"set": "index_update", "add": "index_add"}
+
 _FLOAT_OF_TRUTH = frozenset(FLOAT_FUNCTIONS) | {"arctan2", "hypot"}
 
 

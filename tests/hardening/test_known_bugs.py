@@ -2907,6 +2907,59 @@ def test_float_of_a_truth_value_is_a_number(framework: str) -> None:
     three_modes(negated_float_of_a_truth, [], framework)
 
 
+try:
+    import jax.numpy as _jnp
+except ImportError:        # the test below then fails under make test, skips elsewhere
+    _jnp = None
+
+
+def jax_updates_in_a_loop(x):
+    acc = _jnp.zeros(2)
+    for i in range(3):
+        acc = acc.at[i % 2].add(x[i] ** 2)
+    y = x.at[0].set(x[1] * 3.0)
+    z = y.at[1:].add(_jnp.sin(x[:2]))
+    rows = _jnp.stack([x, x * 2.0]).at[0, 1].set(x[2] ** 2).at[:, 0].add(1.0)
+    repeated = (x * 2.0).at[_jnp.array([0, 0, 2])].add(x)
+    return _jnp.sum(acc * _jnp.array([1.0, 2.0])) + _jnp.sum(z ** 2) + _jnp.sum(rows * rows) \
+        + _jnp.sum(_jnp.tanh(repeated)) + x.at[-1].set(0.0).sum() * x[0]
+
+
+def _set_first(x, v):
+    return x.at[0].set(v)
+
+
+def jax_update_in_a_helper(x):
+    return _jnp.sum(_set_first(x, x[2] * 2.0) ** 2) + _jnp.sum(x ** 3)
+
+
+@pytest.mark.parametrize("f", [jax_updates_in_a_loop, jax_update_in_a_helper])
+def test_jax_indexed_updates(f) -> None:
+    """JAX's ``x.at[i].set(v)`` and ``.add(v)`` (repeated positions adding up) were refused
+    for want of a rule: every idiomatic update in JAX code (a probe of framework-native
+    programs, stop 28). They are ``index_update``/``index_add`` of a new array; a helper that
+    returns one changes nothing in place. Checked against jax.grad, jax.jvp and jax's hvp."""
+    require("jax")
+    import jax
+    x, v = _jnp.array([0.3, -0.2, 0.5]), _jnp.array([0.7, -0.4, 0.2])
+    np.testing.assert_allclose(gradlab.grad(f)(x), jax.grad(f)(x), rtol=1e-6)
+    value, t = gradlab.jvp(f)(x, v)
+    want_value, want_t = jax.jvp(f, (x,), (v,))
+    np.testing.assert_allclose([value, t], [want_value, want_t], rtol=1e-6)
+    np.testing.assert_allclose(gradlab.hvp(f)(x, v), jax.jvp(jax.grad(f), (x,), (v,))[1],
+                               rtol=1e-6)
+
+
+def jax_update_with_a_mode(x):
+    return _jnp.sum(x.at[1].set(5.0, mode="drop")) + _jnp.sum(x.at[0].multiply(2.0))
+
+
+def test_jax_updates_gradlab_cannot_read_are_refused() -> None:
+    require("jax")
+    with pytest.raises(gradlab.GradlabError, match="mode= and indices_are_sorted="):
+        gradlab.grad(jax_update_with_a_mode)(_jnp.array([0.3, -0.2, 0.5]))
+
+
 def positions_by_where(x):
     idx = np.where(x > 0)[0]
     return np.sum(x[idx] ** 2) + np.sum(np.where(x > 0, x, 0.0)) * x[0]
