@@ -72,19 +72,33 @@ def _unary(name: str, *, nondiff: str = "", np: Any = None, math: Any = None,
            **more: Any) -> Primitive:
     """An elementwise function of one array; by default spelled with its own name in NumPy,
     torch, ``tf.math`` and as a method."""
+    torch = torch if torch is not None else name
+    method = method if method is not None else name
+    more.setdefault("torch_method", _torch_methods(torch, f"{method} {more.get('attr', '')}"))
     return prim(name, "(x)", UNARY, SAME_SHAPE, nondiff=nondiff, linear=linear,
                 np=np if np is not None else name,
-                math=math, torch=torch if torch is not None else name,
+                math=math, torch=torch,
                 tf=tf if tf is not None else f"math.{name} {name}",
-                method=method if method is not None else name, **more)
+                method=method, **more)
+
+
+def _torch_methods(torch: Any, method: Any) -> str:
+    """A torch function of one tensor is its method too (``x.neg()``, ``x.mul(y)``): the
+    names torch spells it with that the shared methods (or attributes: ``x.imag``) do not
+    already have."""
+    if not isinstance(torch, str):
+        return ""
+    shared = method.split() if isinstance(method, str) else []
+    return " ".join(n for n in torch.split() if n not in shared and "." not in n)
 
 
 def _binary(name: str, *, nondiff: str = "", np: Any = None, torch: Any = None,
             tf: Any = None, linear: tuple[int, ...] = (), **more: Any) -> Primitive:
     """An elementwise function of ``x`` and ``y`` that broadcasts them."""
+    torch = torch if torch is not None else name
+    more.setdefault("torch_method", _torch_methods(torch, more.get("method")))
     return prim(name, "(x, y)", BINARY, BROADCASTING, nondiff=nondiff, linear=linear,
-                np=np if np is not None else name,
-                torch=torch if torch is not None else name,
+                np=np if np is not None else name, torch=torch,
                 tf=tf if tf is not None else f"math.{name} {name}", **more)
 
 
@@ -187,7 +201,8 @@ TABLE: list[Primitive] = [
              "adjoint_b": ("y", "swapaxes", (-1, -2))}),
          method="matmul"),
     prim("dot", "(x, y)", linear=(0, 1), np="dot", torch="dot", method="dot"),
-    prim("outer", "(x, y)", linear=(0, 1), np="outer", torch="outer ger"),
+    prim("outer", "(x, y)", linear=(0, 1), np="outer", torch="outer ger",
+         torch_method="outer ger"),
 
     # --- reductions -------------------------------------------------------------------------
     _reduction("sum", linear=(0,)),
@@ -248,7 +263,10 @@ TABLE: list[Primitive] = [
          tf=S("clip_by_value", rename={"t": "x", "clip_value_min": "a_min",
                                        "clip_value_max": "a_max"}),
          method=S("clip clamp", rename={"min": "a_min", "max": "a_max"},
-                  defaults={"a_min": None, "a_max": None})),
+                  defaults={"a_min": None, "a_max": None}),
+         torch_method=[S("clamp_min", rename={"min": "a_min"}, defaults={"a_max": None}),
+                       S("clamp_max", rename={"max": "a_max"}, positional=("x", "a_max"),
+                         defaults={"a_min": None})]),
 
     # --- shapes -----------------------------------------------------------------------------
     prim("reshape", "(x, shape)", VIEW, linear=(0,), np="reshape", torch="reshape",
@@ -288,7 +306,9 @@ TABLE: list[Primitive] = [
     prim("broadcast_to", "(x, shape)", linear=(0,), np="broadcast_to", torch="broadcast_to",
          tf="broadcast_to"),
     prim("tile", "(x, reps)", linear=(0,), np="tile", torch=S("tile", rename={"dims": "reps"}),
-         tf=S("tile", rename={"multiples": "reps"}), torch_method=S("repeat", varargs="reps")),
+         tf=S("tile", rename={"multiples": "reps"}),
+         torch_method=[S("repeat", varargs="reps"),
+                       S("tile", rename={"dims": "reps"}, varargs="reps")]),
     # NumPy's repeat: each entry ``repeats`` times in a row (torch's x.repeat is tile above)
     prim("repeat", "(x, repeats, axis=None)", linear=(0,), np="repeat",
          torch=S("repeat_interleave"), tf="repeat", method="repeat",
@@ -379,7 +399,8 @@ TABLE: list[Primitive] = [
     prim("builtin_round", "(x, ndigits=None)", SAME_SHAPE, CODEGEN, nondiff=STEPS,
          builtin="round"),
     prim("copy", "(x)", SAME_SHAPE, CODEGEN, np="copy", builtin="float",
-         torch="clone", tf="identity", method=["copy", "clone", "item"]),
+         torch="clone", tf="identity", method=["copy", "clone", "item"],
+         torch_method="contiguous"),
     # parts of complex values (of a real one: itself, zeros, itself, 0 or pi); a gradient
     # through a complex value comes back complex and is refused (api.conform_gradients)
     _unary("real", torch="real", tf="math.real", method="", attr="real", linear=(0,)),

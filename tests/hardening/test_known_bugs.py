@@ -2960,6 +2960,28 @@ def test_jax_updates_gradlab_cannot_read_are_refused() -> None:
         gradlab.grad(jax_update_with_a_mode)(_jnp.array([0.3, -0.2, 0.5]))
 
 
+def torch_methods_of_functions(x):
+    y = x.mul(2.0).add(0.3).sub(x.neg().div(4.0))
+    z = y.clamp_min(0.1) + y.clamp_max(0.2) + x.maximum(y).atan2(y.reciprocal())
+    return z.contiguous().outer(x).sum() + x.tile(2).pow(2).sum()
+
+
+def test_torch_methods_of_its_functions() -> None:
+    """``x.mul(y)``, ``x.neg()``, ``x.clamp_min(a)``... : torch's functions of a tensor as its
+    methods were refused for want of a rule (a probe of framework-native programs, stop 28).
+    Checked against torch's autograd in every mode."""
+    require("torch")
+    import torch
+    from torch.func import grad as tgrad, jvp as tjvp
+    x = torch.tensor([0.3, -0.2, 0.5], dtype=torch.float64)
+    v = torch.tensor([0.7, -0.4, 0.2], dtype=torch.float64)
+    f = torch_methods_of_functions
+    np.testing.assert_allclose(gradlab.grad(f)(x), tgrad(f)(x), rtol=1e-10)
+    np.testing.assert_allclose(gradlab.jvp(f)(x, v)[1], tjvp(f, (x,), (v,))[1], rtol=1e-10)
+    np.testing.assert_allclose(gradlab.hvp(f)(x, v), tjvp(tgrad(f), (x,), (v,))[1],
+                               rtol=1e-10)
+
+
 def positions_by_where(x):
     idx = np.where(x > 0)[0]
     return np.sum(x[idx] ** 2) + np.sum(np.where(x > 0, x, 0.0)) * x[0]
