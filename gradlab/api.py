@@ -714,10 +714,26 @@ def conform_gradients(grads: Any, args: tuple[Any, ...], df: GeneratedFunction, 
             ops.full_like(x, g)
     index = {n: i for i, n in enumerate(df.params)}
     if df.many:
-        return tuple(fix(g, args[index[w]]) if index[w] < len(args) else g
-                     for g, w in zip(grads, df.wrt))
+        return _unshared(tuple(fix(g, args[index[w]]) if index[w] < len(args) else g
+                               for g, w in zip(grads, df.wrt)))
     i = index[df.wrt[0]]
-    return fix(grads, args[i]) if i < len(args) else grads
+    fixed = fix(grads, args[i]) if i < len(args) else grads
+    return _unshared(fixed) if type(fixed) in (list, tuple) else fixed
+
+
+def _unshared(grads: Any, seen: set[int] | None = None) -> Any:
+    """Gradients that are one array in the generated code (``d(a + b)`` flows to ``a`` and
+    ``b`` alike) come back as separate arrays where the framework's arrays can be changed in
+    place (NumPy, torch), so that ``da *= 0.5`` leaves ``db`` alone."""
+    seen = set() if seen is None else seen
+    if type(grads) in (list, tuple):
+        return type(grads)(_unshared(g, seen) for g in grads)
+    in_torch = type(grads).__module__.startswith("torch")
+    if in_torch or type(grads).__module__ == "numpy" and hasattr(grads, "shape"):
+        if id(grads) in seen:
+            return grads.clone() if in_torch else grads.copy()
+        seen.add(id(grads))
+    return grads
 
 
 # --- transforms --------------------------------------------------------------------------------

@@ -66,7 +66,15 @@ def store_first_writes(fn: gast.FunctionDef) -> None:
     or writes it, the loop runs over ``range(n)`` or ``reversed(range(n))`` (one argument: no
     negative index names an entry twice), and that statement is the only one of the loop
     that names the buffer or assigns ``t``. NumPy's ``du[t] += v`` reads the entry, adds and
-    writes it back; a store is what the hand-written gradient does (W6, bench/HISTORY.md)."""
+    writes it back; a store is what the hand-written gradient does (W6, bench/HISTORY.md).
+
+    No other statement may add into the buffer in place: where it is a Python list (the
+    gradient of a list argument), a store puts ``du_t`` itself in the list, which may be
+    another gradient's array (``unbroadcast`` of a same-shaped value is the value), and a
+    later ``du[j] += v`` would change that array, and every entry holding it, in place."""
+    added_into = [s.target.value.id for s in trees.walk(fn) if isinstance(s, gast.AugAssign)
+                  and isinstance(s.target, gast.Subscript)
+                  and isinstance(s.target.value, gast.Name)]
     for block in _blocks(fn):
         for i, loop in enumerate(block):
             counter = _single_range_counter(loop)
@@ -80,7 +88,7 @@ def store_first_writes(fn: gast.FunctionDef) -> None:
                 d = s.target.value.id
                 in_loop = [n for n in trees.walk(loop) if isinstance(n, gast.Name) and n.id == d]
                 if len(in_loop) != 1 or _stores(loop.body, counter) or not _zeros_before(
-                        block, i, d):
+                        block, i, d) or added_into.count(d) > 1:
                     continue
                 s_index = loop.body.index(s)
                 loop.body[s_index] = gast.Assign(targets=[s.target], value=s.value,

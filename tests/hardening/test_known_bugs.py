@@ -2982,6 +2982,68 @@ def test_torch_methods_of_its_functions() -> None:
                                rtol=1e-10)
 
 
+def items_read_in_two_loops(x, xs):
+    acc = np.zeros(3)
+    for v in xs:
+        acc = acc + x * v
+    for v in xs:
+        acc = acc + v
+    return np.sum(acc ** 2)
+
+
+def biases_summed_after_the_layers(Ws, bs, x):
+    h = x
+    for W, b in zip(Ws, bs):
+        h = np.tanh(h @ W + b)
+    offset = np.zeros(3)
+    for b in bs:
+        offset = offset + b
+    return np.sum((h + offset) ** 2)
+
+
+def test_a_list_read_in_two_loops(framework: str) -> None:
+    """The gradient of a list read in two loops was silently wrong on NumPy and torch (a
+    probe of realistic programs, stop 29): the later loop stored each item's gradient in the
+    list as the very array ``dacc`` (``dxs[i] = dv``, where ``unbroadcast`` of a same-shaped
+    value is the value), and the earlier loop's ``dxs[i] += dv`` then changed that one array
+    in place, in every entry. A store into a buffer that another statement adds into in place
+    is an addition now."""
+    require(framework)
+    rng = np.random.default_rng(3)
+    x, xs = np.array([0.5, 1.0, 2.0]), [np.array([1.0, 2.0, 3.0]), np.array([0.5, 0.5, 1.0])]
+    Ws, bs = [rng.standard_normal((3, 3)) * 0.5 for _ in range(2)], \
+        [rng.standard_normal(3) for _ in range(2)]
+    h = rng.standard_normal(3)
+    for f, args in ((items_read_in_two_loops, (x, xs)), (biases_summed_after_the_layers,
+                                                         (Ws, bs, h))):
+        flat = np.concatenate(args[1])
+
+        def on(z, f=f, args=args):
+            items = [z[3 * i:3 * i + 3] for i in range(len(args[1]))]
+            return float(f(args[0], items, *args[2:]))
+        want = central(on, flat)
+        fw = [to_framework(a, framework) if isinstance(a, np.ndarray) else
+              [to_framework(e, framework) for e in a] for a in args]
+        got = gradlab.grad(f, wrt=1)(*fw)
+        np.testing.assert_allclose(np.concatenate([to_numpy(g) for g in got]), want,
+                                   rtol=1e-6, atol=1e-8)
+
+
+def sum_of_squares_of_a_sum(a, b):
+    return np.sum((a + b) ** 2)
+
+
+def test_gradients_come_back_as_separate_arrays(framework: str) -> None:
+    """``d(a + b)`` is one array in the generated code; returned as both ``da`` and ``db`` it
+    was one object, so ``da *= 0.5`` changed ``db`` too (NumPy, torch)."""
+    require(framework)
+    x = to_framework(np.array([0.5, 1.0, 2.0]), framework)
+    da, db = gradlab.grad(sum_of_squares_of_a_sum, wrt=(0, 1))(x, x)
+    if framework in ("numpy", "torch"):    # (TensorFlow's and JAX's arrays never change)
+        assert da is not db
+    np.testing.assert_allclose(to_numpy(da), to_numpy(db))
+
+
 def positions_by_where(x):
     idx = np.where(x > 0)[0]
     return np.sum(x[idx] ** 2) + np.sum(np.where(x > 0, x, 0.0)) * x[0]
