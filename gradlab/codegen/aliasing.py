@@ -123,7 +123,7 @@ def _in_place_write(s: ir.Stmt, act: Activity) -> str | None:
     if not isinstance(s, Assign) or s.op.kind is not OpKind.PRIM:
         return None
     if s.op.prim in ("index_update", "index_add"):
-        if isinstance(s.op.args[0], str) and s.op.args[0] != s.targets[0]:
+        if s.op.style == "new_array":
             return None     # JAX's y = x.at[i].set(v): a new array
         return s.op.args[0] if isinstance(s.op.args[0], str) else s.targets[0]
     if s.augmented and s.op.args and isinstance(s.op.args[0], str) and (

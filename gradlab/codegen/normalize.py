@@ -282,6 +282,19 @@ class Normalizer:
                     self.fields.pop(n, None)
                 return
             value = _as_expr(self._bind_temp(hint, op))
+        elif not isinstance(value, gast.Name):
+            op, hint = self.op(value)
+            if op.kind is OpKind.PRIM and op.prim not in ir.LIST_RESULTS and op.prim in \
+                    PRIMITIVES and PRIMITIVES[op.prim].differentiable and "codegen" not in \
+                    PRIMITIVES[op.prim].kinds and not (ir.op_reads(op) & self.lists):
+                # a, b, c = x[:3] or np.sin(x): rows of an array, read as x[0], x[1]...
+                array = self._bind_temp(hint, op)
+                for i, n in enumerate(names):
+                    self.emit(Assign(self.origin, [n], Op(OpKind.PRIM, "getitem",
+                                                          [array, Const(i)], style="subscript")))
+                    self.lists.discard(n)
+                return
+            value = _as_expr(self._bind_temp("parts", op))
         source = self.atom(value)
         if not isinstance(source, str):
             source = self._bind_temp("parts", source)
@@ -297,6 +310,13 @@ class Normalizer:
             raise self.parsed.error("only a variable's items can be assigned (x[i] = ...)", node,
                                     "nested subscript assignment")
         name = target.value.id
+        if name not in self.locals and name not in self.temporaries:
+            raise self.parsed.error(
+                f"{name}[...] changes {name}, a value from outside the function, in place: "
+                f"gradlab's code would not change it (it makes new arrays), and the forward "
+                f"pass runs again with each gradient; change it outside the function, or "
+                f"change a copy made inside it ({name}_copy = {name}.copy())", node,
+                "outside value changed in place")
         if name in self.lists:
             v = self.atom(value)
             self.emit(ir.Effect(self.origin, EffectKind.LIST_SET, target=name, value=v,
@@ -740,7 +760,7 @@ class Normalizer:
             base = self._bind_temp("updated", Op(OpKind.COPY, args=[base]))
         index = self.inline(func.value.slice)
         value = self.atom(node.args[0])
-        return Op(OpKind.PRIM, _AT_UPDATES[func.attr], [base, index, value],
+        return Op(OpKind.PRIM, _AT_UPDATES[func.attr], [base, index, value], style="new_array",
                   source=f"at[].{func.attr}"), f"{base}_{func.attr}"
 
     def _extreme_item(self, prim: str, xs: ir.Atom, label: str) -> Op:
@@ -795,6 +815,8 @@ class Normalizer:
                 atom = self._list_atom(value)
             elif pname in values:
                 atom = self.atom(value)
+                if not custom and prim != "array":
+                    atom = self._numbers_as_array(atom)
                 if isinstance(atom, str) and atom in self.lists and not custom:
                     # NumPy makes an array of a list it is given: np.sum([a, b])
                     atom = self._bind_temp(f"stack_{atom}", Op(OpKind.PRIM, "stack", [atom]))
@@ -834,9 +856,21 @@ class Normalizer:
             return self._bind_temp(hint, op)
         return self._branch(self.inline(transform.flag), hint, op, Op(OpKind.COPY, args=[atom]))
 
+    def _numbers_as_array(self, atom: ir.Atom) -> ir.Atom:
+        """A list of numbers written where an array goes (``np.maximum(x, [0.1, 0.2])``,
+        ``np.concatenate([x, [1.0]])``) as the constant array NumPy makes of it: torch's,
+        TensorFlow's and JAX's functions take no Python list, and forward mode needs its
+        tangent shaped like it."""
+        if isinstance(atom, Const) and isinstance(atom.value, (list, tuple)):
+            return self._bind_temp("values", Op(OpKind.PRIM, "array", [atom]))
+        if isinstance(atom, (gast.List, gast.Tuple)) and atom.elts and all(
+                _literal(e) is not None for e in atom.elts):
+            return self._bind_temp("values", Op(OpKind.PRIM, "array", [atom]))
+        return atom
+
     def _list_atom(self, value: gast.expr) -> ir.Atom:
         if isinstance(value, (gast.List, gast.Tuple)):
-            atoms = [self.atom(e) for e in value.elts]
+            atoms = [self._numbers_as_array(self.atom(e)) for e in value.elts]
             name = self._bind_temp("parts", Op(OpKind.LIST, args=atoms))
             return name
         return self.atom(value)

@@ -713,8 +713,10 @@ class Reverse(StatementRules[list[PlanItem]]):
             self.first_def.get(v, 1 << 30) < self.order.get(id(at), -1))
         if not exists or self.classes.get(v) == SCALAR:
             return assign(self.adj(v), const(0.0))
-        helper = "zeros_like_list" if v in self.lists else "zeros_like_params" if (
-            v in self.models) else "zeros_like"
+        # (an argument unpacked as a list, x1, y1 = p, may be an array: gl.zeros_like takes
+        # either, and gives a list of zeros for a list)
+        helper = "zeros_like_list" if v in self.lists and v not in self.fn.params else \
+            "zeros_like_params" if v in self.models else "zeros_like"
         return assign(self.adj(v), call(attr(self.gl, helper), [name(v)]))
 
     def _zero_for_earlier_iteration(self, v: str, loop: ir.For | ir.While) -> gast.stmt:

@@ -2373,12 +2373,13 @@ def test_a_chain_of_calls_kept_as_written_is_refused() -> None:
     """``x.div(2.0)`` then ``.diagonal()``, torch methods gradlab has no rule for: the reads of
     a method call left out its receiver, so neither line was seen to carry a gradient, and the
     gradient came back as zeros (people fuzzer seed 7777: a silently wrong gradient). The
-    receiver is read now, and the first line is refused."""
+    receiver is read now, and the line without a rule is refused (``x.div`` has one since
+    stop 29)."""
     require("torch")
     import torch
     global TORCH
     TORCH = torch
-    with pytest.raises(GradlabError, match="x.div"):
+    with pytest.raises(GradlabError, match="v1.diagonal"):
         gradlab.grad(torch_methods_without_a_rule)(torch.ones(2, 2, 3, dtype=torch.float64))
 
 
@@ -3042,6 +3043,88 @@ def test_gradients_come_back_as_separate_arrays(framework: str) -> None:
     if framework in ("numpy", "torch"):    # (TensorFlow's and JAX's arrays never change)
         assert da is not db
     np.testing.assert_allclose(to_numpy(da), to_numpy(db))
+
+
+def distance_of_unpacked_points(x):
+    x1, y1 = x[:2]
+    a, b, c = x
+    return np.sqrt((x1 - c) ** 2 + (y1 - a * b) ** 2)
+
+
+def unpacked_argument(p, q):
+    x1, y1 = p
+    x2, y2 = q
+    return np.sqrt((x2 - x1) ** 2 + (y2 - y1) ** 2)
+
+
+def test_an_array_unpacked_into_names(framework: str) -> None:
+    """``x1, y1 = p`` of an array argument: its gradient was built as a Python list, which
+    torch, TensorFlow and JAX could not make the argument's type, and hvp crashed on every
+    backend (a probe of realistic programs, stop 29). It is zeros like the argument now: an
+    array for an array, a list for a list."""
+    three_modes(distance_of_unpacked_points, [], framework)
+    p, q = np.array([0.3, 0.1]), np.array([1.0, -0.5])
+    want = (p - q) / np.linalg.norm(p - q)
+    got = gradlab.grad(unpacked_argument)(to_framework(p, framework), to_framework(q, framework))
+    np.testing.assert_allclose(to_numpy(got), want, rtol=1e-10)
+    assert type(got) is type(to_framework(p, framework))
+    np.testing.assert_allclose(gradlab.grad(unpacked_argument)([0.3, 0.1], [1.0, -0.5]), want)
+
+
+def numbers_written_as_arrays(x):
+    z = np.concatenate([x, x ** 2, [1.0]])
+    w = np.concatenate((x, (0.5, 0.25)))
+    m = np.maximum(x, [0.1, 0.2, 0.3]) + np.where(x > 0, x, [1.0, 2.0, 3.0])
+    return np.sum(z * z) + np.sum(w ** 3) + np.sum(np.stack([x, [1.0, 2.0, 3.0]]) ** 2) + \
+        np.sum(m * x) + \
+        np.dot(x, [1.0, -2.0, 0.5]) ** 2
+
+
+def test_lists_of_numbers_where_arrays_go(framework: str) -> None:
+    """``np.concatenate([x, [1.0]])``, ``np.maximum(x, [0.1, 0.2, 0.3])``, ``np.dot(x, [1.0,
+    -2.0, 0.5])``: the list reached torch's, TensorFlow's and JAX's functions, and forward
+    mode gave it a 0-d tangent (crashes on every backend; a probe of realistic programs, stop
+    29). It is the constant array NumPy makes of it."""
+    three_modes(numbers_written_as_arrays, [], framework)
+
+
+_CALLS = [0]
+_BUFFER = np.zeros(3)
+
+
+def counts_its_calls(x):
+    _CALLS[0] += 1
+    return np.sum(x ** 2)
+
+
+def writes_into_a_module_array(x):
+    _BUFFER[0] = 1.0
+    return np.sum(x ** 2)
+
+
+@pytest.mark.parametrize("f", [counts_its_calls, writes_into_a_module_array])
+def test_a_value_from_outside_changed_in_place_is_refused(f) -> None:
+    """``_CALLS[0] += 1`` of a module's list crashed with UnboundLocalError in the generated
+    code (a probe of realistic programs, stop 29): refused at the line now, as ``global`` is."""
+    for transform in (gradlab.grad, gradlab.jvp, gradlab.hvp):
+        with pytest.raises(gradlab.GradlabSyntaxError, match="from outside the function"):
+            transform(f)
+
+
+def cross_entropy_by_rows(P, labels):
+    return -np.sum(np.log(P[range(len(labels)), labels]))
+
+
+def test_a_range_as_an_index(framework: str) -> None:
+    """``P[range(n), labels]``, the textbook cross-entropy: JAX refused the range as an index
+    (a probe of realistic programs, stop 29). The backends read it as NumPy does."""
+    require(framework)
+    P, labels = np.array([[0.2, 0.5, 0.3], [0.6, 0.3, 0.1]]), np.array([1, 0])
+    want = np.zeros_like(P)
+    want[[0, 1], [1, 0]] = [-1 / 0.5, -1 / 0.6]
+    got = gradlab.grad(cross_entropy_by_rows)(to_framework(P, framework),
+                                              to_framework(labels, framework))
+    np.testing.assert_allclose(to_numpy(got), want, rtol=1e-10)
 
 
 def positions_by_where(x):

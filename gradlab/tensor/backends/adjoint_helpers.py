@@ -235,8 +235,17 @@ def as_list(g: Any) -> list[Any]:
     return g if type(g) is list else list(gl.unstack(g, 0))
 
 
-def add_lists(a: Any, b: Any) -> list[Any]:
-    return [u + v for u, v in zip(a, b)]
+def add_lists(a: Any, b: Any) -> Any:
+    """Two gradients of a list, item by item. Where one is an array (an array argument
+    unpacked into names, ``a, b, c = x``, and read as an array too), the sum is an array."""
+    if type(a) in (list, tuple) and type(b) in (list, tuple):
+        return [u + v for u, v in zip(a, b)]
+    return _as_array(a) + _as_array(b)
+
+
+def _as_array(g: Any) -> Any:
+    return gl.stack([gl.array(v) if isinstance(v, (int, float)) else v for v in g]) if type(
+        g) in (list, tuple) else g
 
 
 def zeros_like(x: Any, dtype: Any = None) -> Any:

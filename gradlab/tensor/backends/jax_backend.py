@@ -109,11 +109,12 @@ def pad(x: Any, pad_width: Any, mode: PadMode = "constant", constant_values: Any
 
 
 def _index(index: Any) -> Any:
-    """JAX refuses lists as indices; NumPy reads them as integer (or boolean) arrays."""
-    if type(index) is list:
+    """JAX refuses lists and ranges as indices (``p[range(n), labels]``); NumPy reads them as
+    integer (or boolean) arrays."""
+    if type(index) in (list, range):
         return jnp.asarray(index)
-    if type(index) is tuple and builtins.any(type(i) is list for i in index):
-        return tuple(jnp.asarray(i) if type(i) is list else i for i in index)
+    if type(index) is tuple and builtins.any(type(i) in (list, range) for i in index):
+        return tuple(jnp.asarray(i) if type(i) in (list, range) else i for i in index)
     return index
 
 
