@@ -286,8 +286,10 @@ class Normalizer:
             op, hint = self.op(value)
             if op.kind is OpKind.PRIM and op.prim not in ir.LIST_RESULTS and op.prim in \
                     PRIMITIVES and PRIMITIVES[op.prim].differentiable and "codegen" not in \
-                    PRIMITIVES[op.prim].kinds and not (ir.op_reads(op) & self.lists):
-                # a, b, c = x[:3] or np.sin(x): rows of an array, read as x[0], x[1]...
+                    PRIMITIVES[op.prim].kinds and op.prim != "getitem" and not (
+                        ir.op_reads(op) & self.lists):
+                # a, b = np.sin(x) or x @ W: rows of an array, read as its items (an item or
+                # a slice of an argument, W, b = params[0], may be a list's: read as one)
                 array = self._bind_temp(hint, op)
                 for i, n in enumerate(names):
                     self.emit(Assign(self.origin, [n], Op(OpKind.PRIM, "getitem",

@@ -3046,9 +3046,8 @@ def test_gradients_come_back_as_separate_arrays(framework: str) -> None:
 
 
 def distance_of_unpacked_points(x):
-    x1, y1 = x[:2]
     a, b, c = x
-    return np.sqrt((x1 - c) ** 2 + (y1 - a * b) ** 2)
+    return np.sqrt((a - c) ** 2 + (b - a * b) ** 2) + np.sum(x[:2] ** 2)
 
 
 def unpacked_argument(p, q):

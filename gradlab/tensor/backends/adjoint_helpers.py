@@ -239,7 +239,7 @@ def add_lists(a: Any, b: Any) -> Any:
     """Two gradients of a list, item by item. Where one is an array (an array argument
     unpacked into names, ``a, b, c = x``, and read as an array too), the sum is an array."""
     if type(a) in (list, tuple) and type(b) in (list, tuple):
-        return [u + v for u, v in zip(a, b)]
+        return [_added(u, v) for u, v in zip(a, b)]
     return _as_array(a) + _as_array(b)
 
 
@@ -275,9 +275,17 @@ def index_update(x: Any, index: Any, values: Any) -> Any:
 def index_add(x: Any, index: Any, values: Any) -> Any:
     if type(x) is list:
         out = list(x)
-        out[index] = out[index] + values
+        out[index] = _added(out[index], values)
         return out
     return gl.native_index_add(x, index, values)
+
+
+def _added(a: Any, b: Any) -> Any:
+    """``a + b`` of gradients, item by item where both are lists or tuples (the gradient of a
+    (W, b) pair in a list: ``+`` would join the two lists)."""
+    if type(a) in (list, tuple) and type(b) in (list, tuple):
+        return [_added(u, v) for u, v in zip(a, b)]
+    return a + b
 
 
 def prod_others(x: Any, axis: Any = None) -> Any:
