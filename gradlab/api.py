@@ -34,6 +34,7 @@ from .extend import rules_version
 from .pytrees import (ContainerCalls, ForContainersOnly, call_gradient, call_hvp, call_jvp,
                       has_containers, may_take_containers)
 from .tensor.detect import PYTHON, common_framework, framework_of
+from .tensor.gradlist import GradList
 from .tensor.registry import backend
 from .tensor.registry import get as get_backend
 
@@ -718,7 +719,8 @@ def conform_gradients(grads: Any, args: tuple[Any, ...], df: GeneratedFunction, 
                                for g, w in zip(grads, df.wrt)))
     i = index[df.wrt[0]]
     fixed = fix(grads, args[i]) if i < len(args) else grads
-    return _unshared(fixed) if type(fixed) in (list, tuple) else fixed
+    return _unshared(fixed) if type(fixed) in (list, tuple) or isinstance(
+        fixed, GradList) else fixed
 
 
 def _unshared(grads: Any, seen: set[int] | None = None) -> Any:
@@ -726,8 +728,8 @@ def _unshared(grads: Any, seen: set[int] | None = None) -> Any:
     ``b`` alike) come back as separate arrays where the framework's arrays can be changed in
     place (NumPy, torch), so that ``da *= 0.5`` leaves ``db`` alone."""
     seen = set() if seen is None else seen
-    if type(grads) in (list, tuple):
-        return type(grads)(_unshared(g, seen) for g in grads)
+    if type(grads) in (list, tuple) or isinstance(grads, GradList):   # (as plain lists)
+        return (tuple if type(grads) is tuple else list)(_unshared(g, seen) for g in grads)
     in_torch = type(grads).__module__.startswith("torch")
     if in_torch or type(grads).__module__ == "numpy" and hasattr(grads, "shape"):
         if id(grads) in seen:

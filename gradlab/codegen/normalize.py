@@ -74,6 +74,12 @@ _REFUSED = {
 }
 
 
+#: Updates whose helpers take a Python list as what is updated (the gradient of a list of
+#: (W, b) pairs, in gradient code that hvp reads), and stack a list of values themselves
+#: where an array is updated: a list of values is left a list for them.
+_INTO_LISTS_TOO = frozenset({"index_add", "index_update"})
+
+
 class Normalizer:
     def __init__(self, parsed: ParsedFunction, names: Names, dialect: str = "numpy") -> None:
         self.parsed = parsed
@@ -748,10 +754,15 @@ class Normalizer:
         into (added at) ``index``, as NumPy's ``y = x.copy(); y[index] = v`` and
         ``np.add.at(y, index, v)`` (repeated positions add up)."""
         func = node.func
-        if not (isinstance(func, gast.Attribute) and func.attr in _AT_UPDATES and isinstance(
-                func.value, gast.Subscript) and isinstance(func.value.value, gast.Attribute)
+        if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Subscript)
+                and isinstance(func.value.value, gast.Attribute)
                 and func.value.value.attr == "at"):
             return None
+        if func.attr not in _AT_UPDATES:
+            raise self.parsed.error(
+                f"x.at[...].{func.attr}(...): gradlab differentiates JAX's .at[...].set(v) and "
+                f".add(v); write x.at[i].set(x[i] * v) for .multiply(v), and likewise for the "
+                f"others", node, f"at[].{func.attr}")
         if len(node.args) != 1 or node.keywords:
             raise self.parsed.error(
                 f"x.at[...].{func.attr}(...) with other than one value (JAX's mode= and "
@@ -819,7 +830,8 @@ class Normalizer:
                 atom = self.atom(value)
                 if not custom and prim != "array":
                     atom = self._numbers_as_array(atom)
-                if isinstance(atom, str) and atom in self.lists and not custom:
+                if isinstance(atom, str) and atom in self.lists and not custom and (
+                        prim not in _INTO_LISTS_TOO):
                     # NumPy makes an array of a list it is given: np.sum([a, b])
                     atom = self._bind_temp(f"stack_{atom}", Op(OpKind.PRIM, "stack", [atom]))
             else:

@@ -3230,3 +3230,193 @@ def test_hvp_of_python_numbers_divided_by_zero_is_no_crash() -> None:
     for mode in (gradlab.jvp, gradlab.hvp):   # NumPy's numbers beside a tensor: refused
         with pytest.raises(GradlabError, match="two frameworks"):
             mode(cosine_of_a_zero_residual)(0.7, w, 1.0)
+
+
+# --- gradients of lists added as lists (stop 30) -------------------------------------------------
+def _layer(p, x):
+    W, b = p
+    return np.tanh(x @ W + b)
+
+
+def _forward(params, x):
+    h = x
+    for W, b in params:
+        h = np.tanh(h @ W + b)
+    return h
+
+
+def _penalty(params):
+    s = 0.0
+    for W, b in params:
+        s = s + np.sum(W ** 2)
+    return s
+
+
+def pairs_to_two_functions(params, x):
+    return np.sum(_forward(params, x) ** 2) + 0.1 * _penalty(params)
+
+
+def _forward_flat(ws, x):
+    h = x
+    for W in ws:
+        h = np.tanh(h @ W)
+    return h
+
+
+def weights_to_two_functions(ws, x):
+    return np.sum(_forward_flat(ws, x) ** 2) + 0.1 * sum(np.sum(W ** 2) for W in ws)
+
+
+def pair_by_item(params, x):
+    W, b = params[0]
+    h = np.tanh(x @ W + b)
+    W2, b2 = params[1]
+    return np.sum((h @ W2 + b2) ** 2)
+
+
+def pair_entries_by_index(params, x):
+    h = np.tanh(x @ params[0][0] + params[0][1])
+    return np.sum((h @ params[1][0] + params[1][1]) ** 2)
+
+
+def pair_to_a_subroutine_twice(params, x):
+    h = _layer(params[1], _layer(params[0], x))
+    return np.sum(h ** 2) + np.sum(_layer(params[0], x))
+
+
+def pairs_in_two_index_loops(params, x):
+    h = x
+    for i in range(len(params)):
+        W, b = params[i]
+        h = np.tanh(h @ W + b)
+    s = 0.0
+    for i in range(len(params)):
+        s = s + np.sum(params[i][0] ** 2)
+    return np.sum(h ** 2) + s
+
+
+def pairs_built_inside(W1, b1, W2, b2, x):
+    pairs = [(W1, b1), (W2, b2)]
+    W, b = pairs[0]
+    h = np.tanh(x @ W + b)
+    W, b = pairs[1]
+    return np.sum((h @ W + b) ** 2) + np.sum(pairs[0][1] ** 2)
+
+
+def _leaves(tree):
+    if isinstance(tree, (list, tuple)):
+        return [leaf for item in tree for leaf in _leaves(item)]
+    return [np.asarray(tree, dtype=np.float64)]
+
+
+def _rebuilt(tree, flat, at=0):
+    """``tree`` with its leaves read from ``flat`` (and where the next leaf starts)."""
+    if isinstance(tree, (list, tuple)):
+        items = []
+        for item in tree:
+            value, at = _rebuilt(item, flat, at)
+            items.append(value)
+        return type(tree)(items), at
+    n = np.size(tree)
+    return flat[at:at + n].reshape(np.shape(tree)), at + n
+
+
+def _in(tree, framework):
+    if isinstance(tree, (list, tuple)):
+        return type(tree)(_in(item, framework) for item in tree)
+    return to_framework(tree, framework)
+
+
+def _flat(tree) -> np.ndarray:
+    return np.concatenate([to_numpy(leaf).ravel() for leaf in _leaves_of_any(tree)])
+
+
+def _leaves_of_any(tree):
+    if isinstance(tree, (list, tuple)):
+        return [leaf for item in tree for leaf in _leaves_of_any(item)]
+    return [tree]
+
+
+_RNG = np.random.default_rng(30)
+_PAIRS = [(_RNG.standard_normal((3, 4)), _RNG.standard_normal(4)),
+          (_RNG.standard_normal((4, 2)), _RNG.standard_normal(2))]
+_BATCH = _RNG.standard_normal((5, 3))
+
+
+@pytest.mark.parametrize("f, tree", [
+    (pairs_to_two_functions, [_PAIRS[0], (_RNG.standard_normal((4, 4)), _PAIRS[0][1])]),
+    (weights_to_two_functions, [_PAIRS[0][0], _RNG.standard_normal((4, 4))]),
+    (pair_by_item, _PAIRS), (pair_by_item, [list(p) for p in _PAIRS]),
+    (pair_entries_by_index, _PAIRS), (pair_to_a_subroutine_twice, [_PAIRS[0], (
+        _RNG.standard_normal((4, 4)), _PAIRS[0][1])]),
+    (pairs_in_two_index_loops, _PAIRS)], ids=lambda v: getattr(v, "__name__", ""))
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_gradients_of_lists_add_item_by_item(f, tree, framework: str) -> None:
+    """The gradient of a list is a list: adding two of them (the list passed to a loss and to
+    its regularizer; a (W, b) pair read twice) joined them with Python's ``+``, and ``+=``
+    extended them. The gradient came back with twice its items on every backend, or with
+    one pair's gradient spread over the wrong entries (a probe of realistic programs, stop
+    30). Gradients of lists are ``GradList`` now, whose ``+`` adds item by item. Checked for
+    grad, jvp and hvp against central differences."""
+    require(framework)
+    flat = np.concatenate([leaf.ravel() for leaf in _leaves(tree)])
+
+    def on(z):
+        return float(f(_rebuilt(tree, z)[0], _BATCH))
+    want = central(on, flat)
+    v = np.linspace(-1.0, 1.0, flat.size)
+    hv = central(lambda z: central(on, z, 1e-5) @ v, flat, 1e-4)
+    args = (_in(tree, framework), to_framework(_BATCH, framework))
+    tangent = _in(_rebuilt(tree, v)[0], framework)
+    got = gradlab.grad(f)(*args)
+    assert type(got) is type(tree) and len(got) == len(tree)
+    np.testing.assert_allclose(_flat(got), want, rtol=1e-6, atol=1e-8)
+    _, t = gradlab.jvp(f)(*args, tangent)
+    assert float(to_numpy(t)) == pytest.approx(float(want @ v), rel=1e-6, abs=1e-8)
+    np.testing.assert_allclose(_flat(gradlab.hvp(f)(*args, tangent)), hv, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_a_list_of_pairs_built_inside_the_function(framework: str) -> None:
+    """``pairs = [(W1, b1), (W2, b2)]`` and ``W, b = pairs[0]``: the pair's gradient was
+    added into the list's entry with ``+``, which joined the two pairs, and ``dW1`` came back
+    as zeros on every backend (stop 30)."""
+    require(framework)
+    W1, b1 = _PAIRS[0]
+    W2, b2 = _PAIRS[1]
+    want = central(lambda w: float(pairs_built_inside(w.reshape(3, 4), b1, W2, b2, _BATCH)),
+                   W1.ravel()).reshape(3, 4)
+    got = gradlab.grad(pairs_built_inside)(*[to_framework(a, framework) for a in (
+        W1, b1, W2, b2, _BATCH)])
+    np.testing.assert_allclose(to_numpy(got), want, rtol=1e-6, atol=1e-8)
+
+
+def rows_of_a_slice(x, c):
+    a, b = x[:2]
+    return np.sum(a * b * c)
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_rows_of_a_slice_unpacked_into_names(framework: str) -> None:
+    """``a, b = x[:2]`` of an array: the rows' gradients, a list, were added into the
+    array's with torch's ``index_add`` (``Tensor + list``: a TypeError from inside, stop 29).
+    They are stacked first."""
+    require(framework)
+    x, c = _RNG.standard_normal((3, 4)), _RNG.standard_normal(4)
+    want = central(lambda z: float(rows_of_a_slice(z.reshape(3, 4), c)), x.ravel())
+    got = gradlab.grad(rows_of_a_slice)(to_framework(x, framework), to_framework(c, framework))
+    np.testing.assert_allclose(to_numpy(got).ravel(), want, rtol=1e-6, atol=1e-8)
+
+
+def jax_at_multiply(x):
+    return np.sum(x.at[-1].multiply(2.0))
+
+
+def test_jax_at_updates_other_than_set_and_add_are_refused() -> None:
+    """``x.at[-1].multiply(2.0)`` was read as an index, then a TypeError from inside
+    (``_IndexUpdateRef * float``, people fuzzer seed 5353). It is refused at its line, with
+    the ``.set`` spelling to use instead."""
+    require("jax")
+    import jax.numpy as jnp
+    with pytest.raises(GradlabError, match=r"at\[i\]\.set\(x\[i\] \* v\)"):
+        gradlab.grad(jax_at_multiply)(jnp.array([1.0, 2.0]))

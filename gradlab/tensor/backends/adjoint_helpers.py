@@ -19,6 +19,7 @@ from typing import Any, Callable
 import numpy as _numpy
 
 from ...errors import GradlabError
+from ..gradlist import GradList, added
 from .common import is_inexact, matrix_axes
 
 #: The namespace a template is bound to, and whether NumPy's scalars are constants there (both
@@ -38,7 +39,7 @@ def broadcast_like(g: Any, x: Any) -> Any:
             items = [g[i] for i in range(len(x))]      # the items stacked into one array
         else:
             items = [g] * len(x)
-        return [broadcast_like(gi, xi) for gi, xi in zip(items, x)]
+        return GradList(broadcast_like(gi, xi) for gi, xi in zip(items, x))
     if isinstance(g, (int, float)):
         return gl.full_like(x, g)
     if gl.dtype(g) != gl.dtype(x):
@@ -172,8 +173,8 @@ def unrepeat(g: Any, x: Any, repeats: Any, axis: Any = None) -> Any:
 def unbroadcast_each(g: Any, xs: Any) -> list[Any]:
     """The adjoint of the builtin ``sum`` of a list: ``g`` summed back to each item's shape
     (``sum([a, b])`` broadcasts a (1,) item against a (3,) one)."""
-    return [gl.unbroadcast(g, x) if hasattr(x, "shape") or hasattr(g, "shape") else g
-            for x in xs]
+    return GradList(gl.unbroadcast(g, x) if hasattr(x, "shape") or hasattr(g, "shape") else g
+                    for x in xs)
 
 
 def unconcatenate(g: Any, xs: Any, axis: int = 0) -> list[Any]:
@@ -182,11 +183,11 @@ def unconcatenate(g: Any, xs: Any, axis: int = 0) -> list[Any]:
     for part in list(xs)[:-1]:
         total += gl.shape(part)[axis]
         bounds.append(total)
-    return list(gl.split(g, bounds, axis=axis))
+    return GradList(gl.split(g, bounds, axis=axis))
 
 
 def zeros_like_list(xs: Any) -> list[Any]:
-    return [zeros_like(x) for x in xs]
+    return GradList(zeros_like(x) for x in xs)
 
 
 def _is_complex(x: Any) -> bool:
@@ -232,26 +233,26 @@ def as_list(g: Any) -> list[Any]:
     """The gradient of a list that was an item of a list turned into an array (``np.array(rows)``
     of a list of lists): it comes back as an array, its rows the items' gradients. The code
     that follows pops from it as from a list."""
-    return g if type(g) is list else list(gl.unstack(g, 0))
+    return g if isinstance(g, GradList) else GradList(g if type(g) is list else gl.unstack(g, 0))
 
 
 def add_lists(a: Any, b: Any) -> Any:
     """Two gradients of a list, item by item. Where one is an array (an array argument
     unpacked into names, ``a, b, c = x``, and read as an array too), the sum is an array."""
-    if type(a) in (list, tuple) and type(b) in (list, tuple):
-        return [_added(u, v) for u, v in zip(a, b)]
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return added(a, b)
     return _as_array(a) + _as_array(b)
 
 
 def _as_array(g: Any) -> Any:
     return gl.stack([gl.array(v) if isinstance(v, (int, float)) else v for v in g]) if type(
-        g) in (list, tuple) else g
+        g) in (list, tuple, GradList) else g
 
 
 def zeros_like(x: Any, dtype: Any = None) -> Any:
     """``zeros_like`` that also takes a Python list of arrays (a list is a value too)."""
-    if type(x) is list or type(x) is tuple:
-        return [zeros_like(v) for v in x]
+    if isinstance(x, (list, tuple)):
+        return GradList(zeros_like(v) for v in x)
     if x is None:    # a result not computed on this path: its gradient is simply zero
         return 0.0
     if dtype is None and (type(x) is float or type(x) is int):   # so is a number's
@@ -265,27 +266,20 @@ def index_update(x: Any, index: Any, values: Any) -> Any:
     """Of a list too: the gradient of a list of tuples set item by item (``dparams[i] =
     dparams_i``), which JAX's and TensorFlow's code and forward mode over gradient code (hvp)
     write as an update."""
-    if type(x) is list:
-        out = list(x)
+    if isinstance(x, list):
+        out = GradList(x)
         out[index] = values
         return out
-    return gl.native_index_update(x, index, values)
+    return gl.native_index_update(x, index, _as_array(values))
 
 
 def index_add(x: Any, index: Any, values: Any) -> Any:
-    if type(x) is list:
-        out = list(x)
-        out[index] = _added(out[index], values)
+    if isinstance(x, list):
+        out = GradList(x)
+        out[index] = added(out[index], values)
         return out
-    return gl.native_index_add(x, index, values)
-
-
-def _added(a: Any, b: Any) -> Any:
-    """``a + b`` of gradients, item by item where both are lists or tuples (the gradient of a
-    (W, b) pair in a list: ``+`` would join the two lists)."""
-    if type(a) in (list, tuple) and type(b) in (list, tuple):
-        return [_added(u, v) for u, v in zip(a, b)]
-    return a + b
+    # the rows of an array read as a list's items (a, b = x[:2]): their gradients, stacked
+    return gl.native_index_add(x, index, _as_array(values))
 
 
 def prod_others(x: Any, axis: Any = None) -> Any:

@@ -1,0 +1,85 @@
+"""The gradient of a Python list or tuple: a list whose ``+`` adds item by item.
+
+Generated code adds gradients with ``+`` and ``+=``, as a person writes it: ``dW = dW + dW_2``,
+``dparams[0] += dparams_0``. For arrays that is the sum; for Python lists it would join them
+(``[dW1, db1] + [dW2, db2]`` is four arrays, and ``+=`` extends in place), and the gradient of
+a list of ``(W, b)`` pairs, or of a list passed to two functions (a loss and its
+regularizer), would come back with twice its items. The gradient code cannot tell from the
+text whether a value is a list (an argument may be either), so the gradients of lists say it
+themselves: every helper that makes one (``gl.zeros_like`` of a list, ``gl.index_add`` into
+one, ...) makes a :class:`GradList`, whose ``+`` and ``+=`` mean "add the gradients". gradlab
+hands plain lists back to the caller (:func:`plain`).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+
+class GradList(list):  # type: ignore[type-arg]
+    """A list of gradients, one per item of the list (or tuple) it is the gradient of; adding
+    another gradient of the same list adds item by item. Adding the number 0 (a gradient not
+    yet reached, written ``0.0``) leaves it as it is."""
+
+    __slots__ = ()
+
+    def __add__(self, other: Any) -> Any:
+        if isinstance(other, (list, tuple)):
+            return GradList(added(a, b) for a, b in zip(self, _same_length(self, other)))
+        if _is_zero(other):
+            return GradList(self)
+        return NotImplemented
+
+    def __radd__(self, other: Any) -> Any:
+        if isinstance(other, (list, tuple)):
+            return GradList(added(a, b) for a, b in zip(_same_length(self, other), self))
+        if _is_zero(other):
+            return GradList(self)
+        return NotImplemented
+
+    def __iadd__(self, other: Any) -> Any:  # type: ignore[override,misc]
+        if isinstance(other, (list, tuple)):
+            for i, b in enumerate(_same_length(self, other)):
+                self[i] = added(self[i], b)
+            return self
+        if _is_zero(other):
+            return self
+        return NotImplemented
+
+    def __neg__(self) -> GradList:
+        return GradList(-a for a in self)
+
+    def __sub__(self, other: Any) -> Any:
+        if isinstance(other, (list, tuple)) or _is_zero(other):
+            return self + (-GradList(other) if isinstance(other, (list, tuple)) else other)
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"GradList({list.__repr__(self)})"
+
+
+def added(a: Any, b: Any) -> Any:
+    """``a + b`` of two gradients, item by item where both are lists or tuples."""
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return GradList(added(u, v) for u, v in zip(a, _same_length(a, b)))
+    return a + b
+
+
+def plain(g: Any) -> Any:
+    """``g`` with its gradient lists as plain lists, for the caller."""
+    if isinstance(g, GradList):
+        return [plain(v) for v in g]
+    if type(g) is list:
+        return [plain(v) for v in g] if any(isinstance(v, (list, tuple)) for v in g) else g
+    if type(g) is tuple:
+        return tuple(plain(v) for v in g)
+    return g
+
+
+def _same_length(a: list[Any], b: Any) -> Any:
+    if len(a) != len(b):
+        raise ValueError(f"gradients of lists of {len(a)} and {len(b)} items cannot be added")
+    return b
+
+
+def _is_zero(x: Any) -> bool:
+    return (type(x) is float or type(x) is int) and x == 0
