@@ -24,6 +24,7 @@ from . import guard
 from .guard import layout
 from .cache import TransformCache, bind_free, fingerprint, reverse_key
 from .codegen.ranks import shape_key, signature_of
+from .codegen.shapes import LIST_MARK, VECTOR_MARK
 from .calls import (dtype_name, explain_call_error, explain_framework_error, generated_line,
                     refuse_without_gradient, require_seed_shape, require_tangent_shapes,
                     several_outputs, shape_of)
@@ -341,13 +342,16 @@ class GeneratedFunction:
         (whatever framework the other arguments come from), so it writes no ``unbroadcast``
         or ``broadcast_like`` that cannot change them. With them, the parameters read at an
         integer index (``u[t]``) that are given 1-d arrays, marked ``u:ndim=1``: their
-        variant knows ``u[t]`` is a scalar."""
+        variant knows ``u[t]`` is a scalar. And the parameters given lists or tuples, marked
+        ``ws:list``: their variant reads them as lists (see :data:`.codegen.shapes.LIST_MARK`),
+        where an argument could be an array as well."""
         numbers = frozenset(p for p, a in zip(self.params, args)
-                            if type(a) is float or type(a) is int)
+                            if type(a) is float or type(a) is int) | frozenset(
+            p + LIST_MARK for p, a in zip(self.params, args)
+            if type(a) is list or type(a) is tuple)
         indexed = getattr(self._transform, "indexed", ())
         if not indexed:
             return numbers
-        from .codegen.shapes import VECTOR_MARK
         return numbers | frozenset(p + VECTOR_MARK for p, a in zip(self.params, args)
                                    if p in indexed and getattr(a, "ndim", None) == 1)
 
@@ -693,7 +697,12 @@ def conform_gradients(grads: Any, args: tuple[Any, ...], df: GeneratedFunction, 
             return grads
 
     def fix(g: Any, x: Any) -> Any:
-        if type(x) in (list, tuple) and isinstance(g, (list, tuple)) and len(g) == len(x):
+        if type(x) in (list, tuple) and isinstance(g, (list, tuple)):
+            if len(g) != len(x):   # (a list joined to itself in a function read as arithmetic)
+                raise GradlabError(
+                    f"{df.name}: the gradient of a list of {len(x)} items came back with "
+                    f"{len(g)}: the function joins or repeats the list (xs + ys, xs * 2), which "
+                    f"gradlab does not differentiate; build the new list item by item")
             # a list of (W, b) tuples: a list of tuples, as the input was
             return type(x)(fix(gi, xi) for gi, xi in zip(g, x))
         if type(g) is type(x) and getattr(g, "dtype", None) == getattr(x, "dtype", None) and (

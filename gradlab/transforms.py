@@ -22,9 +22,10 @@ from .cache import unbound
 from .calls import several_outputs
 from .codegen import ir
 from .codegen.emit import Source, compile_source
+from .codegen.parse import is_generated
 from .codegen.inplace import functional_updates, has_updates_in_place
 from .codegen.ranks import Signature, scalar_result
-from .codegen.shapes import vector_facts
+from .codegen.shapes import list_params, vector_facts
 from .codegen.program import Program, Unit, compile_program, normalize_function, \
     written_dialect
 from .errors import GradlabError
@@ -98,7 +99,7 @@ class Transform:
         if key in self.leans:
             return self.leans[key]
         made = None
-        unit = normalize_function(fn, self._dialect(dialect))
+        unit = normalize_function(fn, self._dialect(dialect), list_params(scalars))
         numbers, vectors = vector_facts(scalars)
         if self.optimized and self.checkpoint is None and scalar_result(unit.ir, signature,
                                                                         numbers, vectors):
@@ -122,7 +123,7 @@ class Transform:
         hit = self.variants.get((scalars, dialect, signature))
         if hit is None:
             generic = self.variant(scalars, fn, dialect) if signature is not None else None
-            unit = normalize_function(fn, dialect)
+            unit = normalize_function(fn, dialect, list_params(scalars))
             self.outputs = several_outputs_of(unit)
             program = Program(unit, optimized=self.optimized, dialect=dialect,
                               checkpoint=self.checkpoint)
@@ -182,7 +183,9 @@ class ForwardTransform:
             self.follows_inputs else self.dialect
         hit = self.variants.get((scalars, dialect))
         if hit is None:
-            unit = normalize_function(self.fn, dialect)
+            # (gradient code that hvp reads keeps its lists' gradients as its helpers make them)
+            unit = normalize_function(self.fn, dialect, frozenset() if is_generated(
+                self.fn) else list_params(scalars))
             program = Program(unit, optimized=self.optimized, dialect=dialect)
             keep = {self.value_name} if self.value_name else set()
             if not scalars:

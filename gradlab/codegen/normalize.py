@@ -74,6 +74,26 @@ _REFUSED = {
 }
 
 
+#: The helpers (and their parameters given lists) being checked, against recursion.
+_CHECKING: set[tuple[Any, frozenset[str]]] = set()
+
+
+def _check_list_arguments(fn: Any, lists: frozenset[str], dialect: str) -> None:
+    """A helper's code is one for every call, and reads its parameters as whatever they get
+    (a list's gradient adds item by item at run time). Where a call gives some of them lists,
+    the helper is read once more knowing that, and refused where a line would mean something
+    else for a list: ``vs + vs`` joins it, ``np.sum(vs)`` makes an array of it."""
+    key = (fn, lists)
+    if key in _CHECKING:
+        return
+    from .program import normalize_function
+    _CHECKING.add(key)
+    try:
+        normalize_function(fn, dialect, lists, checked=True)
+    finally:
+        _CHECKING.discard(key)
+
+
 #: Updates whose helpers take a Python list as what is updated (the gradient of a list of
 #: (W, b) pairs, in gradient code that hvp reads), and stack a list of values themselves
 #: where an array is updated: a list of values is left a list for them.
@@ -81,12 +101,15 @@ _INTO_LISTS_TOO = frozenset({"index_add", "index_update"})
 
 
 class Normalizer:
-    def __init__(self, parsed: ParsedFunction, names: Names, dialect: str = "numpy") -> None:
+    def __init__(self, parsed: ParsedFunction, names: Names, dialect: str = "numpy",
+                 lists: frozenset[str] = frozenset(),
+                 checked_lists: frozenset[str] = frozenset()) -> None:
         self.parsed = parsed
         self.names = names
         self.locals = assigned_names(parsed.node)
         self.resolver = Resolver(parsed.scope, self.locals, dialect)
-        self.lists: set[str] = set()
+        self.lists: set[str] = set(lists)    # the names that hold Python lists (or tuples)
+        self.checked_lists = frozenset(checked_lists)
         self.out: list[ir.Stmt] = []
         self.origin: ir.Origin | None = None
         self.temporaries: set[str] = set()
@@ -534,6 +557,39 @@ class Normalizer:
             return atom
         return self._cast_like(atom, other, f"{atom}_as_float")
 
+    def _list_operand(self, atom: ir.Atom, prim: str, node: gast.BinOp) -> ir.Atom:
+        """A Python list in arithmetic: ``+`` joins two lists and ``*`` repeats one, which
+        gradlab does not differentiate (refused); any other operator is NumPy's, on the
+        array it makes of the list (stacked)."""
+        if not (isinstance(atom, str) and atom in self.lists):
+            return atom
+        if prim in ("add", "multiply"):
+            sign, does = ("+", "joins lists") if prim == "add" else ("*", "repeats a list")
+            raise self.parsed.error(
+                f"{sign} with a Python list {does} (beside an array, it is NumPy's arithmetic "
+                f"on the list made an array): gradlab differentiates neither; build the new "
+                f"list item by item (append, a comprehension), or stack the list first "
+                f"(np.stack(xs)) for arithmetic", node, f"list {sign}")
+        return self._stacked(atom, node)
+
+    def _stacked(self, xs: str, node: gast.AST) -> str:
+        """A list made the array NumPy makes of it (``np.sum(xs)``, ``xs - x``), where the
+        code reads it as a list."""
+        self._refuse_checked_list(xs, node)
+        return self._bind_temp(f"stack_{xs}", Op(OpKind.PRIM, "stack", [xs]))
+
+    def _refuse_checked_list(self, xs: str, node: gast.AST) -> None:
+        """A helper's parameter that a caller gives a list is checked, not written
+        (:func:`_check_list_arguments`): the helper's code reads it as whatever it gets, so a
+        line whose meaning for a list is not its meaning for an array is refused."""
+        if xs in self.checked_lists:
+            raise self.parsed.error(
+                f"{xs} is given a Python list, and this line means something else for a list "
+                f"than for an array (np.sum({xs}) stacks the list, sum({xs}) adds its items): "
+                f"gradlab's code for {self.parsed.node.name} reads {xs} as it comes; pass it "
+                f"an array (np.stack(...)), or stack it first inside (np.stack({xs}))", node,
+                "list used as an array")
+
     def _note_kind(self, target: str, op: Op) -> None:
         """Whether ``target`` now holds a Python list (items read with ``list_getitem``) and
         whether its items have names (``.values`` of ``torch.max(x, 1)``)."""
@@ -615,6 +671,9 @@ class Normalizer:
             if prim is None:
                 return Op(OpKind.STATIC, node=node), "value"
             left, right = self.atom(node.left), self.atom(node.right)
+            if prim != "matmul":
+                left, right = self._list_operand(left, prim, node), self._list_operand(
+                    right, prim, node)
             hint = binop_hint(node.op, _hint(left), _hint(right))
             if prim in _ARITHMETIC:
                 left, right = self._as_number(left, right), self._as_number(right, left)
@@ -723,6 +782,8 @@ class Normalizer:
             args = [self._truth_as(a, "int64") for a in args]   # math.floor(True) is 1
         elif prim == "copy" and res.module == "builtins":
             args = [self._truth_as(a, "float64") for a in args]  # float(m[0]) is 1.0, a number
+        if prim == "sum_list" and isinstance(args[0], str):
+            self._refuse_checked_list(args[0], node)   # (the generic code sums over axis 0)
         if prim == "sum_list" and not (isinstance(args[0], str) and args[0] in self.lists):
             # builtin sum of an array adds up its rows: NumPy's sum over the first axis
             prim, kwargs = "sum", {"axis": gast.Constant(value=0, kind=None)}
@@ -833,7 +894,7 @@ class Normalizer:
                 if isinstance(atom, str) and atom in self.lists and not custom and (
                         prim not in _INTO_LISTS_TOO):
                     # NumPy makes an array of a list it is given: np.sum([a, b])
-                    atom = self._bind_temp(f"stack_{atom}", Op(OpKind.PRIM, "stack", [atom]))
+                    atom = self._stacked(atom, node)
             else:
                 atom = self._option(value)
             if pname in res.transforms:
@@ -929,6 +990,10 @@ class Normalizer:
                         f"{res.label}: the default of parameter {pname!r} is not a literal; "
                         f"pass it explicitly", node, "default argument")
                 args.append(Const(default))
+        lists = frozenset(p for p, a in zip(sig.parameters, args)
+                          if isinstance(a, str) and a in self.lists)
+        if lists:
+            _check_list_arguments(fn, lists, self.dialect)
         return Op(OpKind.USER, args=args, callee=fn, source=res.label), f"{fn.__name__}_out"
 
     def _attribute(self, node: gast.Attribute) -> tuple[Op, str]:

@@ -82,9 +82,12 @@ def _all_names(node: gast.AST) -> set[str]:
     return {n.id for n in trees.walk(node) if isinstance(n, gast.Name)}
 
 
-def normalize_function(fn: Any, dialect: str = "numpy") -> Unit:
+def normalize_function(fn: Any, dialect: str = "numpy", lists: frozenset[str] = frozenset(),
+                       checked: bool = False) -> Unit:
     """The stages run once per user function. ``dialect``: the framework whose meaning array
-    methods have (see codegen/primitives)."""
+    methods have (see codegen/primitives); ``lists``: the parameters a call gives Python lists
+    or tuples (see :data:`.shapes.LIST_MARK`); ``checked``: only to refuse what would differ
+    for those lists (a helper's, whose code reads them as whatever it is given)."""
     parsed = parse_function(fn)                                   # parse
     lift_nested_functions(parsed)                                 # normalize: nested defs
     layouts = layouts_of(fn)
@@ -94,7 +97,8 @@ def normalize_function(fn: Any, dialect: str = "numpy") -> Unit:
     if layouts:                                                   # as loops, container
         read_leaves(parsed, layouts)                              # arguments as their leaves,
     replace_dicts(parsed, names)                                  # dicts as entries,
-    normalizer = Normalizer(parsed, names, dialect)               # then the rest
+    normalizer = Normalizer(parsed, names, dialect, lists,        # then the rest
+                            lists if checked else frozenset())
     function = normalizer.function()
     Renamer(names, function.params).run(function)                 # rename
     freeze_shifts(function)                                       # invariance

@@ -31,11 +31,21 @@ _CREATION = names_with(kinds.CREATION)
 VECTOR_MARK = ":ndim=1"
 
 
+#: How a variant's key marks a parameter given a Python list or tuple (``ws:list``): its
+#: code reads it as a list (``ws + ws`` joins it, ``np.sum(ws)`` stacks it), not as an array.
+LIST_MARK = ":list"
+
+
 def vector_facts(scalars: Any) -> tuple[set[str], set[str]]:
     """A variant's key split into (parameters holding Python numbers, parameters holding 1-d
     arrays)."""
     vectors = {s[:-len(VECTOR_MARK)] for s in scalars if s.endswith(VECTOR_MARK)}
-    return {s for s in scalars if not s.endswith(VECTOR_MARK)}, vectors
+    return {s for s in scalars if not s.endswith((VECTOR_MARK, LIST_MARK))}, vectors
+
+
+def list_params(scalars: Any) -> frozenset[str]:
+    """The parameters a variant's key marks as given lists or tuples."""
+    return frozenset(s[:-len(LIST_MARK)] for s in scalars if s.endswith(LIST_MARK))
 
 
 def indexed_parameters(fn: ir.Function) -> set[str]:

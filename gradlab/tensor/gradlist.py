@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import GradlabError
+
 
 class GradList(list):  # type: ignore[type-arg]
     """A list of gradients, one per item of the list (or tuple) it is the gradient of; adding
@@ -52,6 +54,17 @@ class GradList(list):  # type: ignore[type-arg]
         if isinstance(other, (list, tuple)) or _is_zero(other):
             return self + (-GradList(other) if isinstance(other, (list, tuple)) else other)
         return NotImplemented
+
+    def __mul__(self, other: Any) -> Any:
+        """A list's ``*`` repeats it: a gradient multiplied so is the adjoint of a list
+        repeated (``vs * 2`` in a function gradlab read as arithmetic), which has no meaning
+        item by item."""
+        raise GradlabError("a Python list repeated with * (vs * 2) is not differentiated: "
+                           "build the longer list item by item, or stack the list first "
+                           "(np.stack(vs)) for arithmetic")
+
+    __rmul__ = __mul__
+    __imul__ = __mul__  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"GradList({list.__repr__(self)})"

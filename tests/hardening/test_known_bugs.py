@@ -3420,3 +3420,95 @@ def test_jax_at_updates_other_than_set_and_add_are_refused() -> None:
     import jax.numpy as jnp
     with pytest.raises(GradlabError, match=r"at\[i\]\.set\(x\[i\] \* v\)"):
         gradlab.grad(jax_at_multiply)(jnp.array([1.0, 2.0]))
+
+
+def solve_against_float64_ones(b):
+    return np.sum(np.linalg.solve(b, np.ones(3, dtype=np.float64)))
+
+
+def test_solve_of_float32_against_a_float64_side_on_torch() -> None:
+    """``np.linalg.solve(b, np.ones(3, dtype=np.float64))`` of a float32 ``b``: NumPy solves
+    in float64, torch refused the two dtypes (a RuntimeError from inside, people fuzzer seed
+    6464). Solved in their common dtype."""
+    require("torch")
+    import torch
+    b = np.eye(3, dtype=np.float32) * 2.0 + 0.1
+    want = gradlab.grad(solve_against_float64_ones)(b)
+    got = gradlab.grad(solve_against_float64_ones)(torch.tensor(b))
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-5)
+
+
+def rows_summed(ws, x):
+    return np.sum(np.sum(ws, axis=0) * x) + np.mean(ws) + np.sum(sum(ws) * x)
+
+
+def rows_minus_x(ws, x):
+    return np.sum((ws - x) ** 2)
+
+
+@pytest.mark.parametrize("f", [rows_summed, rows_minus_x], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_a_list_argument_read_as_an_array(f, framework: str) -> None:
+    """``np.sum(ws, axis=0)``, ``np.mean(ws)`` and ``ws - x`` of a list ``ws`` read it as the
+    array NumPy makes of it; gradlab's code read ``ws`` as an array and gave NumPy a gradient
+    of the wrong structure (one array for three), the other backends a TypeError (stop 30).
+    A call that gives a parameter a list gets code that knows it (``ws:list``): the list is
+    stacked where it is read as an array."""
+    require(framework)
+    ws = [_RNG.standard_normal(3) for _ in range(3)]
+    x = _RNG.standard_normal(3)
+    want = central(lambda z: float(f(list(z.reshape(3, 3)), x)), np.concatenate(ws))
+    got = gradlab.grad(f)([to_framework(w, framework) for w in ws], to_framework(x, framework))
+    assert type(got) is list and len(got) == 3
+    np.testing.assert_allclose(_flat(got), want, rtol=1e-6, atol=1e-8)
+
+
+def joined_with_itself(ws, x):
+    zs = ws + ws
+    return np.sum(zs[0] * zs[3]) + np.sum(x)
+
+
+def joined_with_an_item(ws, x):
+    zs = ws + [x]
+    return np.sum(zs[0] * zs[-1])
+
+
+def repeated(ws, x):
+    zs = ws * 2
+    return np.sum(zs[0] * zs[3]) + np.sum(x)
+
+
+def _doubled(vs):
+    return vs + vs
+
+
+def _summed(vs):
+    return sum(vs)
+
+
+def joined_in_a_helper(a, b):
+    zs = _doubled([a, b])
+    return np.sum(zs[0] * zs[3])
+
+
+def summed_in_a_helper(ws, x):
+    return np.sum(_summed(ws) * x)
+
+
+@pytest.mark.parametrize("f, message", [
+    (joined_with_itself, r"\+ with a Python list joins lists"),
+    (joined_with_an_item, r"\+ with a Python list joins lists"),
+    (repeated, r"\* with a Python list repeats a list"),
+    (joined_in_a_helper, r"\+ with a Python list joins lists"),
+    (summed_in_a_helper, r"vs is given a Python list, and this line means something else")],
+    ids=lambda v: getattr(v, "__name__", ""))
+def test_joining_or_repeating_a_list_is_refused(f, message: str) -> None:
+    """``ws + ws``, ``ws + [x]`` and ``ws * 2`` join or repeat a list; gradlab read them as
+    arithmetic, and the gradient came back with twice (four times) the items, on every
+    backend (stop 30). They are refused at the line, in a helper given a list too, as is a
+    helper's ``sum(vs)`` of a list it is given (its code sums over an array's first axis)."""
+    ws = [_RNG.standard_normal(3) for _ in range(3)]
+    args = (ws[0], ws[1]) if f is joined_in_a_helper else (ws, ws[2])
+    with pytest.raises(GradlabError, match=message) as info:
+        gradlab.grad(f)(*args)
+    assert "line" in str(info.value)

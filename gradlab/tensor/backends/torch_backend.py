@@ -534,8 +534,12 @@ def slogdet(x: Any) -> tuple[Any, Any]:
 
 
 def solve(a: Any, b: Any) -> Any:
-    """Of ints or bools too: in float64, as NumPy solves them (torch refuses them)."""
-    return torch.linalg.solve(_as_float(a), _as_float(b))
+    """Of ints or bools too: in float64, as NumPy solves them (torch refuses them); of two
+    float dtypes, in their common one (NumPy's float32 matrix with a float64 right side)."""
+    a, b = _as_float(a), _as_float(b)
+    if isinstance(b, torch.Tensor) and a.dtype != b.dtype:
+        a, b = _promoted(a, b)
+    return torch.linalg.solve(a, b)
 
 
 # --- matmul's adjoint, one kernel each for matrices and vectors ----------------------------

@@ -808,7 +808,7 @@ class Builder:
     def container(self) -> tuple[str, tuple[str, ...]] | None:
         x, y = self.operand(), self.operand()
         kind = self.choice(["dict", "list", "tuple", "unpack", "list_sum", "dict_loop",
-                            "nested"])
+                            "nested", "pairs", "list_to_helpers", "pair_to_helper"])
         if kind == "list_sum" and not switches.BUILTIN_SUM_OF_ARRAYS or \
                 kind == "dict_loop" and not (switches.LOOP_OVER_DICT and switches.DICT_LITERALS) \
                 or kind in ("dict", "nested") and not switches.DICT_LITERALS:
@@ -827,6 +827,23 @@ class Builder:
             return f"{a}, {b} = {x}, {y}\n{v} = {a} * {b}", ("container: tuple unpacking",)
         if kind == "list_sum":
             return f"{d} = [{x}, {y}, {x}]\n{v} = sum({d})", ("container: sum of a list",)
+        if kind == "pairs":
+            a, b = self.fresh("a"), self.fresh("b")
+            return (f"{d} = [({x}, {y}), ({y}, {x})]\n{a}, {b} = {d}[0]\n"
+                    f"{v} = {a} * {b} + {d}[1][0] * {d}[0][1]",
+                    ("container: list of pairs",))
+        if kind == "list_to_helpers":     # a list passed to two functions (loss and penalty)
+            self.list_helper("squares", f"def squares(vs):\n    s = 0.0\n    for u in vs:\n"
+                                        f"        s = s + {self.names['sum']}(u ** 2)\n"
+                                        f"    return s\n")
+            return (f"{d} = [{x}, {y}]\n{v} = squares({d}) + 0.5 * squares({d}[::-1])",
+                    ("container: list passed to functions",))
+        if kind == "pair_to_helper":
+            self.list_helper("pair_product", "def pair_product(p):\n    a, b = p\n"
+                                             "    return a * b\n")
+            return (f"{d} = [({x}, {y}), ({y}, {x})]\n"
+                    f"{v} = pair_product({d}[0]) + pair_product({d}[1]) * pair_product({d}[0])",
+                    ("container: pairs passed to a function",))
         if kind == "dict_loop":
             k = self.fresh("k")
             return (f'{d} = {{"a": {x}, "b": {y}}}\n{v} = 0.0\nfor {k} in {d}:\n'
@@ -1019,7 +1036,7 @@ class Builder:
 
     # --- whole program ----------------------------------------------------------------------
     MOVES = {"table_call": 9.0, "off_table_call": 1.5, "operator": 3.0, "builtin": 1.5,
-             "conversion": 1.5, "subscript": 2.0, "container": 1.2, "control": 2.0,
+             "conversion": 1.5, "subscript": 2.0, "container": 2.0, "control": 2.0,
              "unsupported": 1.0, "idiom": 2.0, "helper_call": 1.0, "reassign_param": 0.6}
 
     def body(self, statements: int) -> None:
@@ -1055,6 +1072,12 @@ class Builder:
             self.module_blocks.append(f"SCALE = {value}\n")
             self.globals["SCALE"] = float(value)
             self.constructs.add("module constant")
+
+    def list_helper(self, name: str, src: str) -> None:
+        """A module-level helper taking a list or a pair, written once where first used."""
+        if name not in self.globals:
+            self.module_blocks.append(src)
+            exec(compile(src, "<helper>", "exec"), self.globals)
 
     def make_decorator(self) -> None:
         if not self.chance(12) or not switches.DECORATORS:

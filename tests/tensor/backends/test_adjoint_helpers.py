@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from gradlab.errors import GradlabError
+from gradlab.tensor.gradlist import GradList
 from gradlab.tensor.registry import backend
 from tests.conftest import to_framework, to_numpy
 
@@ -49,15 +50,17 @@ def test_unbroadcast_each_sums_back_to_each_item(framework: str) -> None:
 
 def test_as_list_gives_a_stacked_gradient_its_rows(framework: str) -> None:
     """A list that was a row of np.array(rows) gets its gradient as an array: as_list makes it a
-    list again (the gradient code pops from it); a list stays the same list."""
+    list again (the gradient code pops from it), a list's gradient (GradList); a list keeps
+    its items, and a GradList stays the same one."""
     gl = backend(framework)
     g = RNG.normal(size=(3, 2))
     rows = gl.as_list(to_framework(g, framework))
-    assert type(rows) is list and len(rows) == 3
+    assert type(rows) is GradList and len(rows) == 3
     for got, want in zip(rows, g):
         np.testing.assert_allclose(to_numpy(got), want)
     items = [to_framework(g[0], framework)]
-    assert gl.as_list(items) is items
+    assert type(gl.as_list(items)) is GradList and gl.as_list(items)[0] is items[0]
+    assert gl.as_list(rows) is rows
 
 
 def test_stack_of_a_list_of_lists_is_np_array_of_it(framework: str) -> None:
