@@ -1012,7 +1012,8 @@ class HVPFunction(JVPFunction):
         impl = self._impls.get(key)
         if impl is None:
             transform = _forward_over(self.gradient, framework if framework != PYTHON
-                                      else "numpy", self.options["optimized"])
+                                      else "numpy", self.options["optimized"],
+                                      frozenset(s for s in scalars if s.endswith(LIST_MARK)))
             variant = transform.variant(scalars)
             free = dict(variant.free)
             free["gl"] = backend(framework, device)
@@ -1214,11 +1215,13 @@ def hvp(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True,
     return out
 
 
-def _forward_over(g: GradientFunction, framework: str, optimized: bool) -> ForwardTransform:
+def _forward_over(g: GradientFunction, framework: str, optimized: bool,
+                  lists: frozenset[str] = frozenset()) -> ForwardTransform:
     """Forward mode over the gradient code that runs for ``framework``'s inputs: one transform
     per distinct gradient text (inputs whose framework reads the user's code differently get
-    a gradient, and so a Hessian, of their own)."""
-    reverse_fn = g.implementation(framework)
+    a gradient, and so a Hessian, of their own, as do parameters given lists: ``lists``, their
+    marks)."""
+    reverse_fn = g.implementation(framework, scalars=lists)
     opaque = re.search(r"= gl\.vjp_of\((.*)\)$", g.source, re.MULTILINE)
     if opaque is not None:
         raise GradlabError(

@@ -20,7 +20,7 @@ from . import ir, trees
 from .expand import expand
 from .ir import Assign, Const, EffectKind, Op, OpKind
 from .naming import Names, binop_hint, describe
-from .parse import ParsedFunction
+from .parse import ParsedFunction, is_generated
 from .primitives import ATTRIBUTES, INPLACE_METHODS, signature
 from .rules import custom_signature, is_custom
 from .resolve import BindError, Resolution, Resolver, Transform, callee_text, dotted
@@ -110,6 +110,7 @@ class Normalizer:
         self.resolver = Resolver(parsed.scope, self.locals, dialect)
         self.lists: set[str] = set(lists)    # the names that hold Python lists (or tuples)
         self.checked_lists = frozenset(checked_lists)
+        self.generated = is_generated(parsed.fn)      # gradient code, which hvp reads
         self.out: list[ir.Stmt] = []
         self.origin: ir.Origin | None = None
         self.temporaries: set[str] = set()
@@ -291,11 +292,25 @@ class Normalizer:
 
     def _unpack(self, target: gast.Tuple | gast.List, value: gast.expr, node: gast.AST) -> None:
         names = []
+        nested: list[tuple[str, gast.Tuple | gast.List]] = []
         for elt in target.elts:
+            if isinstance(elt, (gast.Tuple, gast.List)):   # (W, b), (W2, b2) = params
+                pair = self.names.fresh("pair")
+                self.temporaries.add(pair)
+                nested.append((pair, elt))
+                names.append(pair)
+                continue
             if not isinstance(elt, gast.Name):
-                raise self.parsed.error("tuple unpacking must assign plain names", node,
-                                        "nested unpacking")
+                raise self.parsed.error("tuple unpacking must assign names (or tuples of "
+                                        "names), not starred names, items or attributes",
+                                        node, "unpacking into other than names")
             names.append(elt.id)
+        if nested:
+            self._unpack(gast.Tuple(elts=[gast.Name(n, gast.Store(), None, None)
+                                          for n in names], ctx=gast.Store()), value, node)
+            for pair, elt in nested:
+                self._unpack(elt, gast.Name(pair, gast.Load(), None, None), node)
+            return
         if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(names):
             atoms = [self.atom(v) for v in value.elts]
             self.emit(Assign(self.origin, names, Op(OpKind.TUPLE, args=atoms)))
@@ -671,6 +686,9 @@ class Normalizer:
             if prim is None:
                 return Op(OpKind.STATIC, node=node), "value"
             left, right = self.atom(node.left), self.atom(node.right)
+            if prim == "add" and self.generated and {left, right} & self.lists:
+                # gradient code adds a list's gradients item by item (gradlab.tensor.gradlist)
+                return Op(OpKind.PRIM, "add_lists", [left, right]), "total"
             if prim != "matmul":
                 left, right = self._list_operand(left, prim, node), self._list_operand(
                     right, prim, node)
@@ -784,7 +802,8 @@ class Normalizer:
             args = [self._truth_as(a, "float64") for a in args]  # float(m[0]) is 1.0, a number
         if prim == "sum_list" and isinstance(args[0], str):
             self._refuse_checked_list(args[0], node)   # (the generic code sums over axis 0)
-        if prim == "sum_list" and not (isinstance(args[0], str) and args[0] in self.lists):
+        if prim == "sum_list" and not (isinstance(args[0], str) and args[0] in self.lists) and (
+                not self.generated):   # (gradient code writes sum(xs) of a list alone)
             # builtin sum of an array adds up its rows: NumPy's sum over the first axis
             prim, kwargs = "sum", {"axis": gast.Constant(value=0, kind=None)}
         first = args[0] if args else ""

@@ -84,11 +84,6 @@ def uses_star_unpacking(x):
     return a * np.sum(np.stack(rest))
 
 
-def uses_nested_unpacking(x):
-    (a, b), c = (x[0], x[1]), x[2]
-    return a * b * c
-
-
 def uses_nested_subscript_store(x):
     y = np.zeros((3, 4))
     y[0][1] = x[0]

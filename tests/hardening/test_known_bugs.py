@@ -3512,3 +3512,32 @@ def test_joining_or_repeating_a_list_is_refused(f, message: str) -> None:
     with pytest.raises(GradlabError, match=message) as info:
         gradlab.grad(f)(*args)
     assert "line" in str(info.value)
+
+
+def pairs_unpacked_nested(params, x):
+    (W, b), (W2, b2) = params
+    h = np.tanh(x @ W + b)
+    return np.sum((h @ W2 + b2) ** 2)
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_nested_unpacking_of_pairs(framework: str) -> None:
+    """``(W, b), (W2, b2) = params`` was refused ("tuple unpacking must assign plain names");
+    it is unpacked level by level. grad, jvp and hvp against central differences."""
+    require(framework)
+    tree = _PAIRS
+    flat = np.concatenate([leaf.ravel() for leaf in _leaves(tree)])
+
+    def on(z):
+        return float(pairs_unpacked_nested(_rebuilt(tree, z)[0], _BATCH))
+    want = central(on, flat)
+    v = np.linspace(-1.0, 1.0, flat.size)
+    args = (_in(tree, framework), to_framework(_BATCH, framework))
+    tangent = _in(_rebuilt(tree, v)[0], framework)
+    np.testing.assert_allclose(_flat(gradlab.grad(pairs_unpacked_nested)(*args)), want,
+                               rtol=1e-6, atol=1e-8)
+    _, t = gradlab.jvp(pairs_unpacked_nested)(*args, tangent)
+    assert float(to_numpy(t)) == pytest.approx(float(want @ v), rel=1e-6)
+    hv = central(lambda z: central(on, z, 1e-5) @ v, flat, 1e-4)
+    np.testing.assert_allclose(_flat(gradlab.hvp(pairs_unpacked_nested)(*args, tangent)), hv,
+                               rtol=1e-4, atol=1e-5)

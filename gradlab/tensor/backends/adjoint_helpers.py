@@ -241,6 +241,9 @@ def add_lists(a: Any, b: Any) -> Any:
     unpacked into names, ``a, b, c = x``, and read as an array too), the sum is an array."""
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         return added(a, b)
+    for zero, other in ((a, b), (b, a)):   # a gradient not reached yet (a tangent's 0.0)
+        if isinstance(other, (list, tuple)) and type(zero) in (int, float) and zero == 0:
+            return GradList(other)
     return _as_array(a) + _as_array(b)
 
 
