@@ -74,26 +74,6 @@ _REFUSED = {
 }
 
 
-#: The helpers (and their parameters given lists) being checked, against recursion.
-_CHECKING: set[tuple[Any, frozenset[str]]] = set()
-
-
-def _check_list_arguments(fn: Any, lists: frozenset[str], dialect: str) -> None:
-    """A helper's code is one for every call, and reads its parameters as whatever they get
-    (a list's gradient adds item by item at run time). Where a call gives some of them lists,
-    the helper is read once more knowing that, and refused where a line would mean something
-    else for a list: ``vs + vs`` joins it, ``np.sum(vs)`` makes an array of it."""
-    key = (fn, lists)
-    if key in _CHECKING:
-        return
-    from .program import normalize_function
-    _CHECKING.add(key)
-    try:
-        normalize_function(fn, dialect, lists, checked=True)
-    finally:
-        _CHECKING.discard(key)
-
-
 #: Updates whose helpers take a Python list as what is updated (the gradient of a list of
 #: (W, b) pairs, in gradient code that hvp reads), and stack a list of values themselves
 #: where an array is updated: a list of values is left a list for them.
@@ -111,6 +91,8 @@ class Normalizer:
         self.lists: set[str] = set(lists)    # the names that hold Python lists (or tuples)
         self.checked_lists = frozenset(checked_lists)
         self.generated = is_generated(parsed.fn)      # gradient code, which hvp reads
+        #: the user's functions this one calls with lists, and their parameters given them
+        self.lists_passed: list[tuple[Any, frozenset[str]]] = []
         self.out: list[ir.Stmt] = []
         self.origin: ir.Origin | None = None
         self.temporaries: set[str] = set()
@@ -686,7 +668,8 @@ class Normalizer:
             if prim is None:
                 return Op(OpKind.STATIC, node=node), "value"
             left, right = self.atom(node.left), self.atom(node.right)
-            if prim == "add" and self.generated and {left, right} & self.lists:
+            if prim == "add" and self.generated and any(
+                    isinstance(a, str) and a in self.lists for a in (left, right)):
                 # gradient code adds a list's gradients item by item (gradlab.tensor.gradlist)
                 return Op(OpKind.PRIM, "add_lists", [left, right]), "total"
             if prim != "matmul":
@@ -1011,8 +994,8 @@ class Normalizer:
                 args.append(Const(default))
         lists = frozenset(p for p, a in zip(sig.parameters, args)
                           if isinstance(a, str) and a in self.lists)
-        if lists:
-            _check_list_arguments(fn, lists, self.dialect)
+        if lists:        # (checked once the function is read: see program.normalize_function)
+            self.lists_passed.append((fn, lists))
         return Op(OpKind.USER, args=args, callee=fn, source=res.label), f"{fn.__name__}_out"
 
     def _attribute(self, node: gast.Attribute) -> tuple[Op, str]:

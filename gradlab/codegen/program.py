@@ -100,10 +100,31 @@ def normalize_function(fn: Any, dialect: str = "numpy", lists: frozenset[str] = 
     normalizer = Normalizer(parsed, names, dialect, lists,        # then the rest
                             lists if checked else frozenset())
     function = normalizer.function()
+    for callee, given in normalizer.lists_passed:
+        _check_list_arguments(callee, given, dialect)
     Renamer(names, function.params).run(function)                 # rename
     freeze_shifts(function)                                       # invariance
     return Unit(fn, parsed, function, names, _all_names(parsed.node),
                 normalizer.resolver.dialect_used)
+
+
+#: The helpers (and their parameters given lists) being checked, against recursion.
+_CHECKING: set[tuple[Any, frozenset[str]]] = set()
+
+
+def _check_list_arguments(fn: Any, lists: frozenset[str], dialect: str) -> None:
+    """A helper's code is one for every call, and reads its parameters as whatever they get
+    (a list's gradient adds item by item at run time). Where a call gives some of them lists,
+    the helper is read once more knowing that, and refused where a line would mean something
+    else for a list: ``vs + vs`` joins it, ``np.sum(vs)`` makes an array of it."""
+    key = (fn, lists)
+    if key in _CHECKING:
+        return
+    _CHECKING.add(key)
+    try:
+        normalize_function(fn, dialect, lists, checked=True)
+    finally:
+        _CHECKING.discard(key)
 
 
 @dataclass(frozen=True)

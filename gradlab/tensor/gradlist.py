@@ -8,7 +8,7 @@ regularizer), would come back with twice its items. The gradient code cannot tel
 text whether a value is a list (an argument may be either), so the gradients of lists say it
 themselves: every helper that makes one (``gl.zeros_like`` of a list, ``gl.index_add`` into
 one, ...) makes a :class:`GradList`, whose ``+`` and ``+=`` mean "add the gradients". gradlab
-hands plain lists back to the caller (:func:`plain`).
+hands plain lists back to the caller (``gradlab.api.conform_gradients``).
 """
 from __future__ import annotations
 
@@ -77,18 +77,7 @@ def added(a: Any, b: Any) -> Any:
     return a + b
 
 
-def plain(g: Any) -> Any:
-    """``g`` with its gradient lists as plain lists, for the caller."""
-    if isinstance(g, GradList):
-        return [plain(v) for v in g]
-    if type(g) is list:
-        return [plain(v) for v in g] if any(isinstance(v, (list, tuple)) for v in g) else g
-    if type(g) is tuple:
-        return tuple(plain(v) for v in g)
-    return g
-
-
-def _same_length(a: list[Any], b: Any) -> Any:
+def _same_length(a: Any, b: Any) -> Any:
     if len(a) != len(b):
         raise ValueError(f"gradients of lists of {len(a)} and {len(b)} items cannot be added")
     return b
