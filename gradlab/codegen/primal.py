@@ -169,9 +169,10 @@ class Emitter:
             func = gast.Attribute(value=func, attr=part, ctx=gast.Load())
         args = [self.atom(a) for a in op.args]
         kwargs = {k: self.atom(v) for k, v in op.kwargs.items()}
-        if root == "numpy" and op.prim in ARRAYS_FROM_NUMBERS:
-            # np.stack of a list of numbers: a NumPy array, which a torch tensor will not
-            # meet in arithmetic; NumPy computes it, the backend gets it as its own array
+        if root == "numpy" and (op.prim in ARRAYS_FROM_NUMBERS or op.prim == "where"):
+            # np.stack of a list of numbers (np.where of numbers, a 0-d one): a NumPy
+            # array, which a torch tensor will not meet in arithmetic; NumPy computes it,
+            # the backend gets it as its own array
             return call(attr(self.gl, "numpy_call"), [func] + args, kwargs)
         return call(func, args, kwargs)
 

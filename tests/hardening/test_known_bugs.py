@@ -3541,3 +3541,50 @@ def test_nested_unpacking_of_pairs(framework: str) -> None:
     hv = central(lambda z: central(on, z, 1e-5) @ v, flat, 1e-4)
     np.testing.assert_allclose(_flat(gradlab.hvp(pairs_unpacked_nested)(*args, tangent)), hv,
                                rtol=1e-4, atol=1e-5)
+
+
+def _squares(vs):
+    s = 0.0
+    for u in vs:
+        s = s + np.sum(u ** 2)
+    return s
+
+
+def a_mask_in_a_list_to_a_helper(x):
+    pair = [np.where(x > 0.0, 1, 0), np.sin(x)]
+    return _squares(pair) + 0.5 * _squares(pair[::-1])
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_a_list_holding_a_mask_passed_to_a_helper(framework: str) -> None:
+    """``[mask, np.sin(x)]`` passed to a helper: the list's gradient held bool (int) zeros
+    for the mask, and the helper's ``dvs[i] += du`` could not add floats into them in place
+    (a casting error from inside, people fuzzer seed 7373). A list item of bools or ints gets
+    float zeros."""
+    require(framework)
+    x = np.array([0.3, -0.2, 0.5])
+    want = central(lambda z: float(a_mask_in_a_list_to_a_helper(z)), x)
+    if framework == "tensorflow":     # (its int32 sum beside 0.0: TensorFlow's refusal)
+        with pytest.raises(GradlabError, match="TensorFlow does not mix int32"):
+            gradlab.grad(a_mask_in_a_list_to_a_helper)(to_framework(x, framework))
+        return
+    got = gradlab.grad(a_mask_in_a_list_to_a_helper)(to_framework(x, framework))
+    np.testing.assert_allclose(to_numpy(got), want, rtol=1e-6, atol=1e-8)
+
+
+def where_of_numbers_beside_a_tensor(x):
+    k = 2
+    w = np.where(np.exp(k - 1.0) > 0.2, 1.0, 0.5)
+    return np.sum(w + np.mean(x * x))
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_where_of_numbers_meets_a_tensor(framework: str) -> None:
+    """``np.where`` of Python numbers is a 0-d NumPy array (kept as NumPy computes it), and
+    torch adds no NumPy array on its left to a tensor (a TypeError from inside, people fuzzer
+    seed 7373). The backend gets it as its own array, as np.stack of numbers."""
+    require(framework)
+    x = np.array([0.3, -0.2, 0.5])
+    want = central(lambda z: float(where_of_numbers_beside_a_tensor(z)), x)
+    got = gradlab.grad(where_of_numbers_beside_a_tensor)(to_framework(x, framework))
+    np.testing.assert_allclose(to_numpy(got), want, rtol=1e-6, atol=1e-8)

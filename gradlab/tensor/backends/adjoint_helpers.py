@@ -187,7 +187,15 @@ def unconcatenate(g: Any, xs: Any, axis: int = 0) -> list[Any]:
 
 
 def zeros_like_list(xs: Any) -> list[Any]:
-    return GradList(zeros_like(x) for x in xs)
+    return GradList(_item_zeros(x) for x in xs)
+
+
+def _item_zeros(x: Any) -> Any:
+    """The zero gradient of a list's item: in floats for an item of bools or ints, whose
+    gradient the code adds float values into (in place, as ``dxs[i] += v``)."""
+    if hasattr(x, "dtype") and not is_inexact(x) and hasattr(x, "shape"):
+        return zeros_like(x, "float64")
+    return zeros_like(x)
 
 
 def _is_complex(x: Any) -> bool:
@@ -255,7 +263,7 @@ def _as_array(g: Any) -> Any:
 def zeros_like(x: Any, dtype: Any = None) -> Any:
     """``zeros_like`` that also takes a Python list of arrays (a list is a value too)."""
     if isinstance(x, (list, tuple)):
-        return GradList(zeros_like(v) for v in x)
+        return zeros_like_list(x)
     if x is None:    # a result not computed on this path: its gradient is simply zero
         return 0.0
     if dtype is None and (type(x) is float or type(x) is int):   # so is a number's
