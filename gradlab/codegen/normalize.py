@@ -74,12 +74,6 @@ _REFUSED = {
 }
 
 
-#: Updates whose helpers take a Python list as what is updated (the gradient of a list of
-#: (W, b) pairs, in gradient code that hvp reads), and stack a list of values themselves
-#: where an array is updated: a list of values is left a list for them.
-_INTO_LISTS_TOO = frozenset({"index_add", "index_update"})
-
-
 class Normalizer:
     def __init__(self, parsed: ParsedFunction, names: Names, dialect: str = "numpy",
                  lists: frozenset[str] = frozenset(),
@@ -89,6 +83,7 @@ class Normalizer:
         self.locals = assigned_names(parsed.node)
         self.resolver = Resolver(parsed.scope, self.locals, dialect)
         self.lists: set[str] = set(lists)    # the names that hold Python lists (or tuples)
+        self.sure_lists: set[str] = set(lists)   # ... and, of those, the ones sure to be
         self.checked_lists = frozenset(checked_lists)
         self.generated = is_generated(parsed.fn)      # gradient code, which hvp reads
         #: the user's functions this one calls with lists, and their parameters given them
@@ -391,6 +386,7 @@ class Normalizer:
                     v = self.atom(value.args[0])
                     self.emit(ir.Effect(self.origin, EffectKind.APPEND, target=parts[0], value=v))
                     self.lists.add(parts[0])
+                    self.sure_lists.add(parts[0])
                     return
                 if method in INPLACE_METHODS or method.endswith("_"):
                     self.emit(ir.Effect(self.origin, EffectKind.INPLACE, target=parts[0],
@@ -591,11 +587,19 @@ class Normalizer:
         """Whether ``target`` now holds a Python list (items read with ``list_getitem``) and
         whether its items have names (``.values`` of ``torch.max(x, 1)``)."""
         copied = op.kind is OpKind.COPY and isinstance(op.args[0], str)
-        if op.kind is OpKind.LIST or op.fields or (copied and op.args[0] in self.lists) or (
-                op.prim in ir.LIST_RESULTS):
+        # a slice of a list sure to be one (xs[1:]; a name unpacked, a, b = p, may be an array)
+        sliced = op.prim == "list_getitem" and isinstance(op.args[1], gast.Slice) and (
+            op.args[0] in self.sure_lists)
+        sure = op.kind is OpKind.LIST or op.prim in ir.LIST_RESULTS or sliced or (
+            copied and op.args[0] in self.sure_lists)
+        if sure or op.fields or (copied and op.args[0] in self.lists):
             self.lists.add(target)
         else:
             self.lists.discard(target)
+        if sure:
+            self.sure_lists.add(target)
+        else:
+            self.sure_lists.discard(target)
         boolean = (op.kind is OpKind.PRIM and (NONDIFFERENTIABLE.get(op.prim) == BOOLEAN or (
             op.prim in KEEPS_BOOLEANS and self._boolean(op.args[0])) or (
             op.prim in BOOLEAN_PAIRS and len(op.args) == 2 and all(
@@ -894,8 +898,9 @@ class Normalizer:
                 if not custom and prim != "array":
                     atom = self._numbers_as_array(atom)
                 if isinstance(atom, str) and atom in self.lists and not custom and (
-                        prim not in _INTO_LISTS_TOO):
-                    # NumPy makes an array of a list it is given: np.sum([a, b])
+                        not self.generated):
+                    # NumPy makes an array of a list it is given: np.sum([a, b]) (gradient
+                    # code, which hvp reads, hands its lists to helpers that take lists)
                     atom = self._stacked(atom, node)
             else:
                 atom = self._option(value)

@@ -47,6 +47,12 @@ class GradList(list):  # type: ignore[type-arg]
             return self
         return NotImplemented
 
+    def __getitem__(self, index: Any) -> Any:
+        """A slice of a list's gradient is the gradient of the slice (``dxs[1:] = dxs[1:] +
+        dpart`` adds item by item)."""
+        item = list.__getitem__(self, index)
+        return GradList(item) if isinstance(index, slice) else item
+
     def __neg__(self) -> GradList:
         return GradList(-a for a in self)
 

@@ -3588,3 +3588,29 @@ def test_where_of_numbers_meets_a_tensor(framework: str) -> None:
     want = central(lambda z: float(where_of_numbers_beside_a_tensor(z)), x)
     got = gradlab.grad(where_of_numbers_beside_a_tensor)(to_framework(x, framework))
     np.testing.assert_allclose(to_numpy(got), want, rtol=1e-6, atol=1e-8)
+
+
+def stack_of_a_slice_of_a_list(x):
+    hs = [x, 2.0 * x, 3.0 * x]
+    return np.sum(np.stack(hs[1:]) ** 2) + np.sum(sum(hs[:2]) * x)
+
+
+def squares_listed_then_iterated(x):
+    a = [x[i] * x[i] for i in range(3)]
+    s = 0.0
+    for v in a:
+        s = s + v * v
+    return s
+
+
+@pytest.mark.parametrize("f", [stack_of_a_slice_of_a_list, squares_listed_then_iterated],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_slices_of_lists_and_lists_read_again_by_hvp(f, framework: str) -> None:
+    """A probe of realistic programs (stop 30): ``np.stack(hs[1:])`` got the gradient of
+    the other items (``dhs[1:] + dhs_part`` joined two lists: 0 where 2 is right, on every
+    backend); ``sum(hs[:2])`` summed the slice as an array on torch and JAX (a TypeError);
+    hvp of a list built by a comprehension and then iterated stacked the list's gradient
+    (``.pop`` of an array). A slice of a list is a list, a slice of its gradient a GradList,
+    and gradient code hands its lists to the helpers as lists."""
+    three_modes(f, (), framework)
