@@ -130,6 +130,6 @@ def apply_rule(rule: Rule, s: Assign, emitter: Emitter, derivative_of: Callable[
         return instantiate(rule, binding, derivative_of, fresh,
                            lambda e: isinstance(e, gast.Name) and carries(e.id)
                            and e.id not in s.frozen, shape_of,
-                           label=str(op.source or op.prim))
+                           label=str(op.source or op.prim), not_none=op.not_none)
     except RuleGap as e:
         raise ir.refusal(str(e), s.origin, str(op.source or op.prim)) from None

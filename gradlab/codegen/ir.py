@@ -102,6 +102,9 @@ class Op:
     #: a 'static' attribute gradlab does not know on one of the user's values (``x.foo``):
     #: refused if that value carries a gradient
     attribute: str = ""
+    #: options given as variables that this call is known not to get None for (the branch
+    #: of ``if axis is None:`` where it is not): a rule's ``axis is None`` is settled
+    not_none: frozenset[str] = frozenset()
 
 
 @dataclass

@@ -22,7 +22,8 @@ from .ir import Assign, Const, EffectKind, Op, OpKind
 from .naming import Names, binop_hint, describe
 from .parse import ParsedFunction, is_generated
 from .primitives import ATTRIBUTES, INPLACE_METHODS, signature
-from .rules import custom_signature, is_custom
+from .rules import ADJOINTS, TANGENTS, custom_signature, is_custom
+from .rules.instantiate import tested_for_none
 from .resolve import BindError, Resolution, Resolver, Transform, callee_text, dotted
 from .structure import lower_returns
 
@@ -806,6 +807,9 @@ class Normalizer:
                 hint
         if _keepdims_decides(kwargs) and not custom:
             return self._keepdims_at_run_time(prim, args, kwargs, res.label, hint), hint
+        option = _none_decides(prim, kwargs) if not custom else None
+        if option is not None:
+            return self._none_at_run_time(prim, args, kwargs, option, res.label, hint), hint
         expanded = None if custom else expand(prim, self._bind_temp, args, kwargs)
         if expanded is not None:
             return expanded, hint
@@ -864,6 +868,20 @@ class Normalizer:
             value, None)}, source=label) for value in (True, False))
         return Op(OpKind.COPY, args=[self._branch(kwargs["keepdims"], hint, kept, dropped)])
 
+    def _none_at_run_time(self, prim: str, args: list[ir.Atom], kwargs: dict[str, ir.Atom],
+                          option: str, label: str, hint: str) -> Op:
+        """``axis=axis`` with a variable that may be None (a helper's ``axis=None`` default):
+        the rule differs for None, so the code branches on it, the call written with None in
+        one branch and known not to get None in the other."""
+        given = kwargs[option]
+        whole = Op(OpKind.PRIM, prim, args, {**kwargs, option: gast.Constant(None, None)},
+                   source=label)
+        along = Op(OpKind.PRIM, prim, args, kwargs, source=label,
+                   not_none=frozenset({option}))
+        test = gast.Compare(left=trees.clone(given), ops=[gast.Is()],
+                            comparators=[gast.Constant(None, None)])
+        return Op(OpKind.COPY, args=[self._branch(test, hint, whole, along)])
+
     def _branch(self, test: gast.expr, hint: str, when_true: Op, when_false: Op) -> str:
         """A fresh temporary assigned ``when_true`` or ``when_false`` in an ``if`` on ``test``
         (an option the user gave as a variable, read at run time)."""
@@ -894,7 +912,8 @@ class Normalizer:
             if pname == "xs":
                 atom = self._list_atom(value)
             elif pname in values:
-                atom = self.atom(value)
+                folded = _number_arithmetic(value)   # np.clip(p, 1e-7, 1 - 1e-7): a number
+                atom = Const(folded) if folded is not None else self.atom(value)
                 if not custom and prim != "array":
                     atom = self._numbers_as_array(atom)
                 if isinstance(atom, str) and atom in self.lists and not custom and (
@@ -1081,6 +1100,19 @@ def _keepdims_decides(kwargs: dict[str, ir.Atom]) -> bool:
         isinstance(axis, gast.Constant) and axis.value is None)
 
 
+def _none_decides(prim: str, kwargs: dict[str, ir.Atom]) -> str | None:
+    """An option given as a variable (``axis=axis``) that the primitive's rules compare with
+    None, where no literal settles them (``keepdims=True`` does ``axis is None or keepdims``)."""
+    tested: set[str] = set()
+    for table in (ADJOINTS, TANGENTS):
+        if prim in table:
+            tested |= tested_for_none(table[prim])
+    flag = kwargs.get("keepdims")
+    if not tested or isinstance(flag, gast.Constant) and flag.value is True:
+        return None
+    return next((p for p in sorted(tested) if isinstance(kwargs.get(p), gast.Name)), None)
+
+
 #: what NumPy computes as ints from booleans (or from such ints)
 _COUNTING = frozenset({"sum", "prod", "cumsum", "cumprod", "count_nonzero"})
 
@@ -1178,6 +1210,25 @@ def _literal(node: gast.expr) -> Const | None:
             and isinstance(node.operand, gast.Constant)
             and isinstance(node.operand.value, (int, float))):
         return Const(-node.operand.value)
+    return None
+
+
+_FOLDED = {gast.Add: lambda a, b: a + b, gast.Sub: lambda a, b: a - b,
+           gast.Mult: lambda a, b: a * b, gast.Div: lambda a, b: a / b}
+
+
+def _number_arithmetic(node: gast.expr) -> float | int | None:
+    """The value of arithmetic on number literals (``1 - 1e-7``, ``1 / 3``), which a rule's
+    option (``a_max is None``) may then read as the literal it is; None for anything else."""
+    literal = _literal(node)
+    if literal is not None:
+        value = literal.value
+        return value if type(value) in (int, float) else None
+    if isinstance(node, gast.BinOp) and type(node.op) in _FOLDED:
+        a, b = _number_arithmetic(node.left), _number_arithmetic(node.right)
+        if a is None or b is None or isinstance(node.op, gast.Div) and b == 0:
+            return None
+        return _FOLDED[type(node.op)](a, b)  # type: ignore[no-any-return]
     return None
 
 

@@ -3614,3 +3614,38 @@ def test_slices_of_lists_and_lists_read_again_by_hvp(f, framework: str) -> None:
     (``.pop`` of an array). A slice of a list is a list, a slice of its gradient a GradList,
     and gradient code hands its lists to the helpers as lists."""
     three_modes(f, (), framework)
+
+
+def clipped_by_arithmetic_bounds(x):
+    p = np.clip(x + 0.5, 1e-3, 1 - 1e-3)
+    return np.sum(np.log(p) * x) + np.sum(np.power(np.abs(x) + 1.0, 1 / 3))
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_bounds_written_as_arithmetic_on_numbers(framework: str) -> None:
+    """``np.clip(p, 1e-7, 1 - 1e-7)``, as cross-entropy code writes it, was refused: clip's
+    rule asks ``a_max is None``, and ``1 - 1e-7`` was no literal (a probe of realistic
+    programs, stop 30). Arithmetic on number literals in a call's arguments is the number."""
+    three_modes(clipped_by_arithmetic_bounds, (), framework)
+
+
+def _logsumexp(a, axis=None):
+    m = np.max(a, axis=axis, keepdims=True)
+    return np.squeeze(m, axis=axis) + np.log(np.sum(np.exp(a - m), axis=axis))
+
+
+def _spread(x, axis=None):
+    return np.sum(np.var(x, axis=axis)) + np.sum(np.mean(x, axis=axis) ** 2)
+
+
+def helpers_with_an_axis_that_may_be_none(x):
+    rows = np.reshape(x, (1, 3)) * np.array([[1.0], [2.0]])
+    return np.sum(_logsumexp(rows, axis=1)) + _logsumexp(rows) + _spread(rows, 0) + _spread(x)
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_a_helper_s_axis_that_may_be_none(framework: str) -> None:
+    """``def logsumexp(a, axis=None)`` passing ``axis=axis`` on to ``np.sum``: its rule asks
+    ``axis is None``, which no literal settled, and the function was refused (a probe of
+    realistic programs, stop 30). The code branches on ``axis is None`` at run time."""
+    three_modes(helpers_with_an_axis_that_may_be_none, (), framework)

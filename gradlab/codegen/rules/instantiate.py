@@ -85,8 +85,8 @@ class _ShapeSimplifier(gast.NodeTransformer):
 
 def instantiate(rule: Rule, bindings: dict[str, Any], adjoint_of: Callable[[str], str],
                 fresh: Callable[[str], str], active: Callable[[Any], bool],
-                shape_of: Callable[[gast.expr], Any] | None = None, label: str = ""
-                ) -> Instance:
+                shape_of: Callable[[gast.expr], Any] | None = None, label: str = "",
+                not_none: frozenset[str] = frozenset()) -> Instance:
     """Fill ``rule`` with the user's names.
 
     ``bindings`` maps each template parameter to a gast expression (a Name, a Constant or an
@@ -98,8 +98,10 @@ def instantiate(rule: Rule, bindings: dict[str, Any], adjoint_of: Callable[[str]
 
     A gradient that the rule gives no line for, for an argument that carries one, would be
     a silent zero: that raises :class:`RuleGap` (``label`` names the call in the message).
+    ``not_none``: parameters given variables that the call knows are not None.
     """
     filled = _Filling(rule, bindings, adjoint_of, fresh, active, shape_of, label)
+    filled.not_none |= not_none
     filled.run(rule.body)
     _require_coverage(rule, filled.values, active, filled.covered, label)
     return Instance(filled.steps)
@@ -232,6 +234,14 @@ def _strip_unbroadcast(expr: gast.expr, param: str) -> gast.expr:
 
 def _unparse(node: gast.AST) -> str:
     return ast.unparse(gast.gast_to_ast(node))
+
+
+def tested_for_none(rule: Rule) -> set[str]:
+    """The parameters a template's ``if`` compares with None (``axis is None``)."""
+    return {n.left.id for stmt in rule.body for n in trees.walk(stmt)
+            if isinstance(n, gast.Compare) and isinstance(n.left, gast.Name)
+            and len(n.ops) == 1 and isinstance(n.ops[0], (gast.Is, gast.IsNot))
+            and isinstance(n.comparators[0], gast.Constant) and n.comparators[0].value is None}
 
 
 def _static_truth(test: gast.expr, literal: dict[str, gast.Constant], params: list[str],

@@ -340,9 +340,12 @@ def concatenate(xs: Any, axis: int = 0) -> Any:
 def stack(xs: Any, axis: int = 0) -> Any:
     items = list(xs)
     like = next((x for x in items if isinstance(x, (tf.Tensor, tf.Variable))), None)
-    if like is not None:   # Python numbers beside tensors take the tensors' dtype
-        items = [x if isinstance(x, (tf.Tensor, tf.Variable)) else tf.constant(x, like.dtype)
-                 for x in items]
+    if like is None:       # Python (or NumPy) values alone: NumPy's dtype (float64 for floats)
+        import numpy as np
+        return _constant(np.stack([np.asarray(x) for x in items], axis=axis), None)
+    # Python numbers beside tensors take the tensors' dtype
+    items = [x if isinstance(x, (tf.Tensor, tf.Variable)) else tf.constant(x, like.dtype)
+             for x in items]
     return tf.stack(items, axis=axis)
 
 

@@ -346,9 +346,12 @@ def stack(xs: Any, axis: int = 0) -> Any:
     items = tuple(stack(x) if type(x) in (list, tuple) else x for x in xs)
     if not builtins.all(type(x) is torch.Tensor for x in items):   # numbers beside tensors
         like = next((x for x in items if isinstance(x, torch.Tensor)), None)
+        if like is None:      # Python (or NumPy) values alone: NumPy's dtype (float64)
+            import numpy as np
+            return torch.as_tensor(np.stack([np.asarray(x) for x in items], axis=axis),
+                                   device=DEVICE)
         items = tuple(x if isinstance(x, torch.Tensor) else torch.as_tensor(
-            x, dtype=like.dtype if like is not None else None,
-            device=like.device if like is not None else DEVICE) for x in items)
+            x, dtype=like.dtype, device=like.device) for x in items)
     return torch.stack(items, dim=axis)
 
 

@@ -70,6 +70,13 @@ def test_stack_of_a_list_of_lists_is_np_array_of_it(framework: str) -> None:
     np.testing.assert_allclose(to_numpy(gl.stack(rows)), np.arange(6.0).reshape(2, 3))
 
 
+def test_stack_of_python_numbers_has_numpy_s_dtype(framework: str) -> None:
+    """np.array([[1.0], [2.0]]) is float64 on every backend (TensorFlow's own stack made
+    float32 of Python floats, which it then refused to multiply by a float64 input)."""
+    gl = backend(framework)
+    assert "float64" in str(gl.stack([[1.0], [2.0]]).dtype)
+
+
 @pytest.mark.parametrize("ord, axis, shape", [(1, None, (4,)), (float("inf"), None, (4,)),
                                               (-float("inf"), 0, (3, 2)), (1, None, (2, 3)),
                                               (float("inf"), None, (2, 3)),
