@@ -1103,6 +1103,8 @@ def _keepdims_decides(kwargs: dict[str, ir.Atom]) -> bool:
 def _none_decides(prim: str, kwargs: dict[str, ir.Atom]) -> str | None:
     """An option given as a variable (``axis=axis``) that the primitive's rules compare with
     None, where no literal settles them (``keepdims=True`` does ``axis is None or keepdims``)."""
+    if not any(isinstance(v, gast.Name) for v in kwargs.values()):
+        return None       # (the common case, decided without reading the rules)
     tested: set[str] = set()
     for table in (ADJOINTS, TANGENTS):
         if prim in table:
