@@ -15,7 +15,7 @@ import gast
 
 from ..errors import NoRuleError
 from . import ir
-from .build import index_value, name
+from .build import index_value, name, not_plain_index
 from .ir import Assign, EffectKind, OpKind
 from .primal import Emitter
 from .resolve import bindings
@@ -116,20 +116,25 @@ def rule_for(table: Mapping[str, Rule], op: ir.Op, missing: str) -> Rule | None:
 
 def apply_rule(rule: Rule, s: Assign, emitter: Emitter, derivative_of: Callable[[str], str],
                fresh: Callable[[str], str], carries: Callable[[str], bool],
-               shape_of: Callable[[gast.expr], Any] | None = None) -> Instance:
+               shape_of: Callable[[gast.expr], Any] | None = None,
+               arrays: set[str] | frozenset[str] = frozenset()) -> Instance:
     """``rule`` filled in for statement ``s``: its parameters bound to the statement's atoms (an
     index as a value, ``slice(1, None)``), ``derivative_of`` naming adjoints or tangents, and
-    contributions only for operands that ``carries`` a gradient and that no invariance froze."""
+    contributions only for operands that ``carries`` a gradient and that no invariance froze.
+    ``arrays``: the names holding arrays (an index naming one is an array of indices)."""
     op = s.op
     binding = {rule.params[0]: name(s.targets[0])}
+    by_call = False
     for pname, atom in bindings(op).items():
         binding[pname] = emitter.atom(atom)
         if pname == "index":
             binding[pname] = index_value(binding[pname])
+            by_call = not_plain_index(binding[pname]) or bool(ir.atom_names(atom) & arrays)
     try:
         return instantiate(rule, binding, derivative_of, fresh,
                            lambda e: isinstance(e, gast.Name) and carries(e.id)
                            and e.id not in s.frozen, shape_of,
-                           label=str(op.source or op.prim), not_none=op.not_none)
+                           label=str(op.source or op.prim), not_none=op.not_none,
+                           index_by_call=by_call)
     except RuleGap as e:
         raise ir.refusal(str(e), s.origin, str(op.source or op.prim)) from None

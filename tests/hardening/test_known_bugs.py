@@ -3649,3 +3649,20 @@ def test_a_helper_s_axis_that_may_be_none(framework: str) -> None:
     ``axis is None``, which no literal settled, and the function was refused (a probe of
     realistic programs, stop 30). The code branches on ``axis is None`` at run time."""
     three_modes(helpers_with_an_axis_that_may_be_none, (), framework)
+
+
+def rows_written_by_a_list_index(x):
+    A = np.zeros((3, 3))
+    A[[0, 2]] = np.reshape(x, (1, 3)) * np.array([[1.0], [2.0]])
+    B = np.zeros(5)
+    B[np.array([0, 1, 3])] = x
+    return np.sum(A ** 2 * np.arange(9.0).reshape(3, 3)) + np.sum(B ** 3)
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_rows_written_by_a_list_or_an_array_of_indices(framework: str) -> None:
+    """``A[[0, 2]] = V``: the backward pass read ``dA[[0, 2]]``, which TensorFlow's ``[]``
+    reads as ``dA[0, 2]`` (one number, broadcast: a silently wrong gradient) and JAX's
+    refuses; ``B[np.array([0, 1, 3])] = x`` crashed TensorFlow (a probe of framework-native
+    and scientific programs, stop 30). Such an index is read with the layer's getitem."""
+    three_modes(rows_written_by_a_list_index, (), framework)

@@ -83,10 +83,23 @@ class _ShapeSimplifier(gast.NodeTransformer):
         return node
 
 
+class _IndexByCall(gast.NodeTransformer):
+    """``dy[index]`` as ``gl.getitem(dy, index)``: TensorFlow's ``[]`` reads ``[[0, 2]]`` as
+    ``[0, 2]`` and takes no array of indices, JAX's no list; the layer's getitem indexes as
+    NumPy does on every backend."""
+
+    def visit_Subscript(self, node: gast.Subscript) -> gast.expr:
+        self.generic_visit(node)
+        func = gast.Attribute(value=gast.Name("gl", gast.Load(), None, None), attr="getitem",
+                              ctx=gast.Load())
+        return gast.Call(func=func, args=[node.value, node.slice], keywords=[])
+
+
 def instantiate(rule: Rule, bindings: dict[str, Any], adjoint_of: Callable[[str], str],
                 fresh: Callable[[str], str], active: Callable[[Any], bool],
                 shape_of: Callable[[gast.expr], Any] | None = None, label: str = "",
-                not_none: frozenset[str] = frozenset()) -> Instance:
+                not_none: frozenset[str] = frozenset(), index_by_call: bool = False
+                ) -> Instance:
     """Fill ``rule`` with the user's names.
 
     ``bindings`` maps each template parameter to a gast expression (a Name, a Constant or an
@@ -98,10 +111,13 @@ def instantiate(rule: Rule, bindings: dict[str, Any], adjoint_of: Callable[[str]
 
     A gradient that the rule gives no line for, for an argument that carries one, would be
     a silent zero: that raises :class:`RuleGap` (``label`` names the call in the message).
-    ``not_none``: parameters given variables that the call knows are not None.
+    ``not_none``: parameters given variables that the call knows are not None;
+    ``index_by_call``: the call's index is one that some framework's ``[]`` reads otherwise
+    than NumPy (a list, an array of indices): the rule's ``dy[index]`` is ``gl.getitem``.
     """
     filled = _Filling(rule, bindings, adjoint_of, fresh, active, shape_of, label)
     filled.not_none |= not_none
+    filled.index_by_call = index_by_call
     filled.run(rule.body)
     _require_coverage(rule, filled.values, active, filled.covered, label)
     return Instance(filled.steps)
@@ -131,6 +147,7 @@ class _Filling:
         self.steps: list[Step] = []
         self.covered: set[str] = set()
         self.result_class = shape_of(self.values[self.result]) if shape_of is not None else None
+        self.index_by_call = False
 
     def substitute(self, expr: gast.expr) -> gast.expr:
         rule = self.rule
@@ -140,6 +157,8 @@ class _Filling:
         if self.shape_of is not None:
             expr = _ShapeSimplifier(self.shape_of, self.result_class,
                                     rule.prim in ELEMENTWISE | {"broadcast_to"}).visit(expr)
+        if self.index_by_call:
+            expr = _IndexByCall().visit(expr)
         return expr
 
     def run(self, body: list[gast.stmt]) -> None:
