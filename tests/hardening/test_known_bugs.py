@@ -3666,3 +3666,21 @@ def test_rows_written_by_a_list_or_an_array_of_indices(framework: str) -> None:
     refuses; ``B[np.array([0, 1, 3])] = x`` crashed TensorFlow (a probe of framework-native
     and scientific programs, stop 30). Such an index is read with the layer's getitem."""
     three_modes(rows_written_by_a_list_index, (), framework)
+
+
+def round_of_an_index(x):
+    return round(np.argmin(x), 2) * 1.0 + np.sum(x ** 2)
+
+
+def logaddexp_of_masks(x):
+    return np.sum(np.logaddexp(x > 0.0, x > 0.4) * x) + np.sum(np.logaddexp(x, x > 0.0))
+
+
+@pytest.mark.parametrize("f", [round_of_an_index, logaddexp_of_masks], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_rounded_ints_and_logaddexp_of_truth_values(f, framework: str) -> None:
+    """``round(np.argmin(x), 2)``: torch rounds no int tensor (NotImplementedError from
+    inside); ``np.logaddexp`` of two masks subtracted bools on every backend (people fuzzer
+    seed 9393). An int rounds to itself; logaddexp computes truth values in NumPy's float.
+    TensorFlow refuses to mix the float16 (int) result with float64, as it says."""
+    three_modes(f, (), framework, refusable=("tensorflow",))

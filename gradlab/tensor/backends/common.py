@@ -143,10 +143,18 @@ def rsqrt(x: Any) -> Any:
 
 def logaddexp(x: Any, y: Any) -> Any:
     """log(exp(x) + exp(y)), shifted by the larger operand so that neither exponential
-    overflows (as NumPy's own is); an infinite larger operand shifts by 0 (no inf - inf)."""
+    overflows (as NumPy's own is); an infinite larger operand shifts by 0 (no inf - inf).
+    Of truth values or ints, in the float NumPy computes them in (bools subtract nowhere)."""
+    x, y = _in_floats(x), _in_floats(y)
     m = gl.maximum(x, y)
     shift = gl.where(gl.isinf(m), gl.zeros_like(m), m)
     return shift + gl.log(gl.exp(x - shift) + gl.exp(y - shift))
+
+
+def _in_floats(x: Any) -> Any:
+    if not hasattr(x, "dtype") or is_inexact(x):
+        return x
+    return gl.astype(x, _numpy.promote_types(gl.dtype(x).name, _numpy.float16).name)
 
 
 def squared_difference(x: Any, y: Any) -> Any:

@@ -234,7 +234,11 @@ def any(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
 
 
 def round(x: Any, decimals: int = 0) -> Any:
-    """torch takes ``decimals`` by keyword only; passed only when not 0 (the common call)."""
+    """torch takes ``decimals`` by keyword only; passed only when not 0 (the common call).
+    An int tensor rounds to itself (torch rounds no ints), or to tens with negative
+    ``decimals``, as NumPy does."""
+    if isinstance(x, torch.Tensor) and not (x.is_floating_point() or x.is_complex()):
+        return x if decimals >= 0 else torch.round(x.double(), decimals=decimals).to(x.dtype)
     return torch.round(x, decimals=decimals) if decimals else torch.round(x)
 
 
