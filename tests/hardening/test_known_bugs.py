@@ -3656,15 +3656,21 @@ def rows_written_by_a_list_index(x):
     A[[0, 2]] = np.reshape(x, (1, 3)) * np.array([[1.0], [2.0]])
     B = np.zeros(5)
     B[np.array([0, 1, 3])] = x
-    return np.sum(A ** 2 * np.arange(9.0).reshape(3, 3)) + np.sum(B ** 3)
+    C = np.zeros((3, 3))
+    rows, cols = np.triu_indices(3, 1)
+    C[rows, cols] += x
+    return np.sum(A ** 2 * np.arange(9.0).reshape(3, 3)) + np.sum(B ** 3) + np.sum(
+        (C + C.T) ** 2 * np.arange(9.0).reshape(3, 3))
 
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_rows_written_by_a_list_or_an_array_of_indices(framework: str) -> None:
     """``A[[0, 2]] = V``: the backward pass read ``dA[[0, 2]]``, which TensorFlow's ``[]``
     reads as ``dA[0, 2]`` (one number, broadcast: a silently wrong gradient) and JAX's
-    refuses; ``B[np.array([0, 1, 3])] = x`` crashed TensorFlow (a probe of framework-native
-    and scientific programs, stop 30). Such an index is read with the layer's getitem."""
+    refuses; ``B[np.array([0, 1, 3])] = x`` and ``C[rows, cols] += x`` (rows and cols from
+    ``np.triu_indices``) crashed TensorFlow (a probe of framework-native and scientific
+    programs, stop 30). An index other than ints, slices and loop counters is read with the
+    layer's getitem."""
     three_modes(rows_written_by_a_list_index, (), framework)
 
 
