@@ -61,6 +61,9 @@ class Activity:
     #: names assigned by a primitive, which gradlab may hold as a Python number where NumPy has
     #: a NumPy scalar (``abs`` of a truth value): their ``.size`` and ``.dtype`` are read by ``gl``
     computed: set[str] = field(default_factory=set)
+    #: the loops' counters: ints, which every framework's ``[]`` takes as NumPy's does (an
+    #: index naming anything else may be an array of indices: ``rows, cols = np.triu_indices``)
+    counters: set[str] = field(default_factory=set)
     #: for calls of user functions (default: the result may share every array argument's memory)
     user_aliases: UserAliases | None = None
 
@@ -121,7 +124,8 @@ def analyze(fn: ir.Function, wrt: list[str], arrays: set[str] | None = None,
                 for t in _targets(s)}
     return Activity(_varied(stmts, set(wrt)), _useful(stmts, fn.result),
                     _arrays(stmts, start, user_result), computed=computed,
-                    user_aliases=user_aliases)
+                    user_aliases=user_aliases,
+                    counters={s.target for s in stmts if isinstance(s, ir.For)})
 
 
 # Each of the three grows a set of names until it stops growing (a set of the function's

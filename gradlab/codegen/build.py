@@ -139,6 +139,20 @@ def not_plain_index(index: Any) -> bool:
     return False
 
 
+def names_an_array(index: Any, counters: set[str]) -> bool:
+    """Whether ``index`` names a value that may be an array of indices: a name other than a
+    loop's counter (an int), outside a slice's bounds (``x[:half]``: ints)."""
+    if isinstance(index, str):
+        return index not in counters
+    if isinstance(index, gast.Tuple):
+        return any(names_an_array(e, counters) for e in index.elts)
+    if isinstance(index, gast.Slice) or isinstance(index, gast.Call) and isinstance(
+            index.func, gast.Name) and index.func.id == "slice":
+        return False
+    return isinstance(index, gast.AST) and any(
+        isinstance(n, gast.Name) and n.id not in counters for n in trees.walk(index))
+
+
 def if_(test: gast.expr, body: list[gast.stmt], orelse: list[gast.stmt]) -> list[gast.stmt]:
     """An if, written the way a person would: no empty branch, and no ``else`` after a branch
     that ends in ``break``/``continue``."""

@@ -15,7 +15,7 @@ import gast
 
 from ..errors import NoRuleError
 from . import ir
-from .build import index_value, name, not_plain_index
+from .build import index_value, name, names_an_array, not_plain_index
 from .ir import Assign, EffectKind, OpKind
 from .primal import Emitter
 from .resolve import bindings
@@ -132,9 +132,8 @@ def apply_rule(rule: Rule, s: Assign, emitter: Emitter, derivative_of: Callable[
         binding[pname] = emitter.atom(atom)
         if pname == "index":
             binding[pname] = index_value(binding[pname])
-            names = ir.atom_names(atom)
-            by_call = not_plain_index(binding[pname]) or bool(names & arrays) or (
-                counters is not None and bool(names - counters))
+            by_call = not_plain_index(binding[pname]) or bool(ir.atom_names(atom) & arrays) or (
+                counters is not None and names_an_array(atom, counters))
     try:
         return instantiate(rule, binding, derivative_of, fresh,
                            lambda e: isinstance(e, gast.Name) and carries(e.id)

@@ -15,7 +15,7 @@ import gast
 from . import ir, trees
 from .analyze import array_arguments
 from .build import REQUIRED, assign, attr, call, const, expr_stmt, function_def, name, param, \
-    expanding_index, not_plain_index, subscript_index
+    expanding_index, names_an_array, not_plain_index, subscript_index
 from .dispatch import StatementRules, apply_rule, rule_for
 from .ir import Assign, OpKind
 from .prepare import Prepared
@@ -164,7 +164,8 @@ class Forward(StatementRules[list[gast.stmt]]):
         if rule is None:
             return self.nothing(s)
         instance = apply_rule(rule, s, self.emitter, self.dot, self.names.fresh,
-                              lambda v: v in self.varied)
+                              lambda v: v in self.varied, arrays=self.act.arrays,
+                              counters=self.act.counters)
         lines: list[gast.stmt] = []
         for step in instance.steps:
             if isinstance(step, Temporary):
@@ -203,8 +204,7 @@ class Forward(StatementRules[list[gast.stmt]]):
         if (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
                 and value.func.attr == "getitem" and len(value.args) == 2):
             index = value.args[1]
-            names = {n.id for n in trees.walk(index) if isinstance(n, gast.Name)}
-            if not names & self.act.arrays:
+            if not names_an_array(index, self.act.counters):
                 written = subscript_index(index)
                 if not not_plain_index(written) and not expanding_index(written):
                     return gast.Subscript(value=value.args[0], slice=written, ctx=gast.Load())

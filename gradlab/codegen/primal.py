@@ -18,7 +18,7 @@ import gast
 from . import ir, trees
 from .analyze import ARRAY_RESULTS, ARRAYS_FROM_NUMBERS, CREATION, Activity, array_arguments
 from .build import assign, attr, call, comment, const, expr_stmt, for_, if_, index_value, name, \
-    expanding_index, not_plain_index, while_
+    expanding_index, names_an_array, not_plain_index, while_
 from .ir import Assign, Const, EffectKind, Op, OpKind
 from .primitives import signature
 from .resolve import Resolver, dotted
@@ -114,13 +114,14 @@ class Emitter:
             return gast.UnaryOp(op=gast.USub(), operand=self.atom(op.args[0]))
         if prim in ("getitem", "list_getitem"):
             index = op.args[1]
-            if prim == "getitem" and (ir.atom_names(index) & self.activity.arrays or
+            if prim == "getitem" and (names_an_array(index, self.activity.counters) or
                                       not_plain_index(index) or
                                       self._held_as_number(op.args[0], index)):
-                # an array of indices (TensorFlow's [] takes only ints and slices), a list of
-                # them, a negative step (torch's [] refuses one), or a value gradlab may hold
-                # as a Python number where NumPy has a NumPy scalar (np.less(w, w)[None] of a
-                # float w): the layer's getitem
+                # an array of indices (TensorFlow's [] takes only ints and slices: an index
+                # naming other than a loop's counter may be one), a list of them, a negative
+                # step (torch's [] refuses one), or a value gradlab may hold as a Python number
+                # where NumPy has a NumPy scalar (np.less(w, w)[None] of a float w): the
+                # layer's getitem
                 return self.gl_call("getitem", op.args, {})
             return gast.Subscript(value=self.atom(op.args[0]), slice=self.atom(index),
                                   ctx=gast.Load())

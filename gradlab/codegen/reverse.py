@@ -152,8 +152,6 @@ class Reverse(StatementRules[list[PlanItem]]):
         self.names = prepared.names
         self.emitter = prepared.emitter
         self.act = prepared.activity
-        #: the loops' counters: ints, which any framework's [] takes as NumPy's does
-        self.counters = {s.target for s in ir.walk(self.fn.body) if isinstance(s, ir.For)}
         self.classes = prepared.classes
         self.wrt = wrt
         self.seed_default = seed_default
@@ -359,7 +357,7 @@ class Reverse(StatementRules[list[PlanItem]]):
         steps: list[PlanItem] = list(apply_rule(rule, s, self.emitter, self.adj,
                                                 self.names.fresh, self.act.active,
                                                 self._shape_of, self.act.arrays,
-                                                self.counters).steps)
+                                                self.act.counters).steps)
         if self.textbook is not None:
             steps = textbook_steps(self.textbook, s, steps, self.emitter.atom, self.adj)
         return self._sizes_of_user_values(steps)
