@@ -139,7 +139,7 @@ def not_plain_index(index: Any) -> bool:
     return False
 
 
-def names_an_array(index: Any, counters: set[str]) -> bool:
+def names_an_array(index: Any, counters: set[str] | frozenset[str]) -> bool:
     """Whether ``index`` names a value that may be an array of indices: a name other than a
     loop's counter (an int), outside a slice's bounds (``x[:half]``: ints)."""
     if isinstance(index, str):
