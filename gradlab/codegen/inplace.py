@@ -295,7 +295,19 @@ class _Functional(ast.NodeTransformer):
 
     def visit_Assign(self, node: ast.Assign) -> Any:
         """``du[t] = du_t`` (see :func:`store_first_writes`) as
-        ``du = gl.index_update(du, t, du_t)``."""
+        ``du = gl.index_update(du, t, du_t)``; ``d[i] = d[i] + v`` (the gradient of an item
+        read from a list, or from an argument that may be an array) as
+        ``d = gl.index_add(d, i, v)``."""
+        added = _self_addition(node)
+        if added is not None:
+            d, index, value = added
+            update = ast.Assign(
+                targets=[ast.Name(d, ast.Store())],
+                value=ast.Call(func=ast.Attribute(ast.Name("gl", ast.Load()), "index_add",
+                                                  ast.Load()),
+                               args=[ast.Name(d, ast.Load()), _index_value(index), value],
+                               keywords=[]))
+            return ast.copy_location(update, node)
         target = node.targets[0]
         if not (len(node.targets) == 1 and isinstance(target, ast.Subscript)
                 and isinstance(target.value, ast.Name) and target.value.id in self.buffers):
@@ -321,6 +333,20 @@ class _Functional(ast.NodeTransformer):
                            args=[ast.Name(d, ast.Load()), _index_value(node.target.slice),
                                  node.value], keywords=[]))
         return ast.copy_location(update, node)
+
+
+def _self_addition(node: ast.stmt) -> tuple[str, ast.expr, ast.expr] | None:
+    """``d[i] = d[i] + v`` as ``(d, i, v)``."""
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+        return None
+    target, value = node.targets[0], node.value
+    if not (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)
+            and isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)
+            and isinstance(value.left, ast.Subscript) and isinstance(value.left.value, ast.Name)
+            and value.left.value.id == target.value.id
+            and ast.dump(value.left.slice) == ast.dump(target.slice)):
+        return None
+    return target.value.id, target.slice, value.right
 
 
 def _index_value(index: ast.expr) -> ast.expr:
@@ -375,4 +401,4 @@ def has_updates_in_place(text: str) -> bool:
     return any(isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Subscript) or
                isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Subscript)
                and isinstance(n.targets[0].value, ast.Name) and n.targets[0].value.id in buffers
-               for n in _statements(tree))
+               or _self_addition(n) is not None for n in _statements(tree))

@@ -554,8 +554,9 @@ class Normalizer:
     def _list_operand(self, atom: ir.Atom, prim: str, node: gast.BinOp) -> ir.Atom:
         """A Python list in arithmetic: ``+`` joins two lists and ``*`` repeats one, which
         gradlab does not differentiate (refused); any other operator is NumPy's, on the
-        array it makes of the list (stacked)."""
-        if not (isinstance(atom, str) and atom in self.lists):
+        array it makes of the list (stacked). Only a name sure to hold a list: an argument
+        unpacked into names (``x1, y1 = p``) may be an array, whose ``p + q`` is a sum."""
+        if not (isinstance(atom, str) and atom in self.sure_lists):
             return atom
         if prim in ("add", "multiply"):
             sign, does = ("+", "joins lists") if prim == "add" else ("*", "repeats a list")

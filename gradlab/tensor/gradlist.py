@@ -84,8 +84,12 @@ def added(a: Any, b: Any) -> Any:
 
 
 def _same_length(a: Any, b: Any) -> Any:
+    """``b``, where it has ``a``'s length: gradients of one list do (lists joined or cut in
+    code gradlab read as arithmetic would not: refused, not added up to the shorter)."""
     if len(a) != len(b):
-        raise ValueError(f"gradients of lists of {len(a)} and {len(b)} items cannot be added")
+        raise GradlabError(f"gradients of lists of {len(a)} and {len(b)} items met: a list "
+                           f"was joined, repeated or cut in a way gradlab does not "
+                           f"differentiate; build the new list item by item")
     return b
 
 

@@ -3690,3 +3690,26 @@ def test_rounded_ints_and_logaddexp_of_truth_values(f, framework: str) -> None:
     seed 9393). An int rounds to itself; logaddexp computes truth values in NumPy's float.
     TensorFlow refuses to mix the float16 (int) result with float64, as it says."""
     three_modes(f, (), framework, refusable=("tensorflow",))
+
+
+def an_argument_unpacked_and_added(p, q):
+    x1, y1 = p
+    return np.sum((p + q) ** 2) + x1 * y1 + np.sum((p - q) * p)
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_an_array_argument_unpacked_then_added(framework: str) -> None:
+    """``x1, y1 = p`` of an array, then ``p + q``: ``p`` may be a list for all the code
+    knew, and ``p + q`` was refused as joining lists (stop 30, before release); its rows'
+    gradients were stored with ``dp[1] = dp[1] + dy1``, which JAX's and TensorFlow's arrays
+    refuse (a TypeError from inside, since stop 29). Only a name sure to hold a list is
+    refused, and on those backends the store is ``dp = gl.index_add(dp, 1, dy1)``."""
+    require(framework)
+    p, q = np.array([0.3, 0.5]), np.array([1.0, -0.5])
+    want = central(lambda z: float(an_argument_unpacked_and_added(z, q)), p)
+    args = (to_framework(p, framework), to_framework(q, framework))
+    np.testing.assert_allclose(to_numpy(gradlab.grad(an_argument_unpacked_and_added)(*args)),
+                               want, rtol=1e-6, atol=1e-8)
+    v = to_framework(np.array([0.7, -0.4]), framework)
+    _, t = gradlab.jvp(an_argument_unpacked_and_added)(*args, v)
+    assert float(to_numpy(t)) == pytest.approx(float(want @ np.array([0.7, -0.4])), rel=1e-6)

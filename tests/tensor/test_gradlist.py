@@ -46,7 +46,7 @@ def test_a_zero_not_reached_yet_leaves_it_as_it_is() -> None:
 
 
 def test_different_lengths_and_repetition_are_errors_not_joins() -> None:
-    with pytest.raises(ValueError, match="2 and 3 items"):
+    with pytest.raises(GradlabError, match="2 and 3 items"):
         GradList([1.0, 2.0]) + [1.0, 2.0, 3.0]
     with pytest.raises(GradlabError, match="repeated"):
         GradList([1.0]) * 2
