@@ -93,6 +93,7 @@ class Normalizer:
         self.origin: ir.Origin | None = None
         self.temporaries: set[str] = set()
         self.fields: dict[str, tuple[str, ...]] = {}   # name -> its items' names
+        self.items: dict[str, list[ir.Atom]] = {}     # a list written out -> its items
         self.booleans: set[str] = set()                # names that hold booleans
         self.counts: set[str] = set()                  # ... and ints counted from booleans
         self.dialect = dialect
@@ -343,6 +344,7 @@ class Normalizer:
                 "outside value changed in place")
         if name in self.lists:
             v = self.atom(value)
+            self.items.pop(name, None)
             self.emit(ir.Effect(self.origin, EffectKind.LIST_SET, target=name, value=v,
                                 node=self.inline(target.slice)))
             return
@@ -388,6 +390,7 @@ class Normalizer:
                     self.emit(ir.Effect(self.origin, EffectKind.APPEND, target=parts[0], value=v))
                     self.lists.add(parts[0])
                     self.sure_lists.add(parts[0])
+                    self.items.pop(parts[0], None)
                     return
                 if method in INPLACE_METHODS or method.endswith("_"):
                     self.emit(ir.Effect(self.origin, EffectKind.INPLACE, target=parts[0],
@@ -504,7 +507,19 @@ class Normalizer:
             return [target, self.names.fresh(f"{target}_vjp")]
         return [target]
 
-    def _boolean(self, atom: ir.Atom) -> bool:
+    def _literal_item(self, op: Op) -> ir.Atom | None:
+        """The item ``xs[k]`` reads, for a constant ``k`` and a list written out and not
+        changed since (``p = [x, m]``; ``p[-1]`` is ``m``), else None."""
+        xs, index = op.args[0], op.args[1]
+        literal = index if isinstance(index, Const) else _literal(index) if isinstance(
+            index, gast.expr) else None
+        k = literal.value if literal is not None else None
+        items = self.items.get(xs) if isinstance(xs, str) else None
+        if items is None or type(k) is not int or not -len(items) <= k < len(items):
+            return None
+        return items[k]
+
+    def _boolean(self, atom: ir.Atom | None) -> bool:
         """A value that is a boolean (array) by how it was made: a comparison, ``np.isfinite``,
         ``np.logical_and``..."""
         if isinstance(atom, str):
@@ -602,8 +617,13 @@ class Normalizer:
             self.sure_lists.add(target)
         else:
             self.sure_lists.discard(target)
+        if op.kind in (OpKind.LIST, OpKind.TUPLE) and not op.fields:
+            self.items[target] = list(op.args)     # [x, m]: m[-1] is m, a boolean maybe
+        else:
+            self.items.pop(target, None)
         boolean = (op.kind is OpKind.PRIM and (NONDIFFERENTIABLE.get(op.prim) == BOOLEAN or (
             op.prim in KEEPS_BOOLEANS and self._boolean(op.args[0])) or (
+            op.prim == "list_getitem" and self._boolean(self._literal_item(op))) or (
             op.prim in BOOLEAN_PAIRS and len(op.args) == 2 and all(
                 self._boolean(a) for a in op.args)))) or (
             op.kind is OpKind.STATIC and self._boolean(op.node)) or (  # type: ignore[arg-type]

@@ -3713,3 +3713,20 @@ def test_an_array_argument_unpacked_then_added(framework: str) -> None:
     v = to_framework(np.array([0.7, -0.4]), framework)
     _, t = gradlab.jvp(an_argument_unpacked_and_added)(*args, v)
     assert float(to_numpy(t)) == pytest.approx(float(want @ np.array([0.7, -0.4])), rel=1e-6)
+
+
+def a_mask_read_back_from_a_list(x):
+    m = np.less_equal(x, 0.4)
+    pair = [x, m]
+    v = pair[0] * pair[-1]
+    return np.sum(v * x) + float(v[-1])
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_a_mask_read_back_from_a_list(framework: str) -> None:
+    """``pair = [x, m]`` with a mask ``m``, then ``pair[0] * pair[-1]``: the item read back
+    was not known to be a truth value, so TensorFlow multiplied a float by a bool unconverted
+    and its backward pass scattered into bools (a NotFoundError from inside, people fuzzer
+    seed 2525). An item of a list written out is known by its index; TensorFlow then refuses
+    to add the float gradient to the mask's, as it says."""
+    three_modes(a_mask_read_back_from_a_list, (), framework, refusable=("tensorflow",))
