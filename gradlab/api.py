@@ -728,8 +728,7 @@ def conform_gradients(grads: Any, args: tuple[Any, ...], df: GeneratedFunction, 
                                for g, w in zip(grads, df.wrt)))
     i = index[df.wrt[0]]
     fixed = fix(grads, args[i]) if i < len(args) else grads
-    return _unshared(fixed) if type(fixed) in (list, tuple) or isinstance(
-        fixed, GradList) else fixed
+    return _unshared(fixed)
 
 
 def _unshared(grads: Any, seen: set[int] | None = None) -> Any:

@@ -139,13 +139,18 @@ def not_plain_index(index: Any) -> bool:
     return False
 
 
-def names_an_array(index: Any, counters: set[str] | frozenset[str]) -> bool:
-    """Whether ``index`` names a value that may be an array of indices: a name other than a
-    loop's counter (an int), outside a slice's bounds (``x[:half]``: ints)."""
+def indexes_by_array(index: Any, counters: set[str] | frozenset[str],
+                     arrays: set[str] | frozenset[str]) -> bool:
+    """Whether ``index`` may hold an array of indices, which TensorFlow's ``[]`` takes no more
+    than a list: it names an array, or, outside a slice's bounds (``x[:half]``: ints), a
+    name other than a loop's counter (``rows, cols = np.triu_indices(n, 1)``)."""
     if isinstance(index, str):
-        return index not in counters
+        return index in arrays or index not in counters
+    if isinstance(index, gast.AST) and any(isinstance(n, gast.Name) and n.id in arrays
+                                           for n in trees.walk(index)):
+        return True
     if isinstance(index, gast.Tuple):
-        return any(names_an_array(e, counters) for e in index.elts)
+        return any(indexes_by_array(e, counters, arrays) for e in index.elts)
     if isinstance(index, gast.Slice) or isinstance(index, gast.Call) and isinstance(
             index.func, gast.Name) and index.func.id == "slice":
         return False

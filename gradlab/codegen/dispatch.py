@@ -15,7 +15,7 @@ import gast
 
 from ..errors import NoRuleError
 from . import ir
-from .build import index_value, name, names_an_array, not_plain_index
+from .build import index_value, indexes_by_array, name, not_plain_index
 from .ir import Assign, EffectKind, OpKind
 from .primal import Emitter
 from .resolve import bindings
@@ -117,14 +117,13 @@ def rule_for(table: Mapping[str, Rule], op: ir.Op, missing: str) -> Rule | None:
 def apply_rule(rule: Rule, s: Assign, emitter: Emitter, derivative_of: Callable[[str], str],
                fresh: Callable[[str], str], carries: Callable[[str], bool],
                shape_of: Callable[[gast.expr], Any] | None = None,
-               arrays: set[str] | frozenset[str] = frozenset(),
-               counters: set[str] | frozenset[str] | None = None) -> Instance:
+               counters: set[str] | frozenset[str] = frozenset(),
+               arrays: set[str] | frozenset[str] = frozenset()) -> Instance:
     """``rule`` filled in for statement ``s``: its parameters bound to the statement's atoms (an
     index as a value, ``slice(1, None)``), ``derivative_of`` naming adjoints or tangents, and
     contributions only for operands that ``carries`` a gradient and that no invariance froze.
-    ``arrays``: the names holding arrays (an index naming one is an array of indices);
-    ``counters``: the names sure to hold ints (loops' counters), where given: an index naming
-    another (``rows, cols = np.triu_indices(n, 1)``) may be an array too."""
+    ``counters`` (the loops', ints) and ``arrays``: what tells an index that may hold an
+    array of indices (see :func:`.build.indexes_by_array`), read with ``gl.getitem``."""
     op = s.op
     binding = {rule.params[0]: name(s.targets[0])}
     by_call = False
@@ -132,8 +131,8 @@ def apply_rule(rule: Rule, s: Assign, emitter: Emitter, derivative_of: Callable[
         binding[pname] = emitter.atom(atom)
         if pname == "index":
             binding[pname] = index_value(binding[pname])
-            by_call = not_plain_index(binding[pname]) or bool(ir.atom_names(atom) & arrays) or (
-                counters is not None and names_an_array(atom, counters))
+            by_call = not_plain_index(binding[pname]) or indexes_by_array(atom, counters,
+                                                                          arrays)
     try:
         return instantiate(rule, binding, derivative_of, fresh,
                            lambda e: isinstance(e, gast.Name) and carries(e.id)

@@ -12,10 +12,10 @@ from typing import Any
 
 import gast
 
-from . import ir, trees
+from . import ir
 from .analyze import array_arguments
 from .build import REQUIRED, assign, attr, call, const, expr_stmt, function_def, name, param, \
-    expanding_index, names_an_array, not_plain_index, subscript_index
+    expanding_index, indexes_by_array, not_plain_index, subscript_index
 from .dispatch import StatementRules, apply_rule, rule_for
 from .ir import Assign, OpKind
 from .prepare import Prepared
@@ -164,8 +164,8 @@ class Forward(StatementRules[list[gast.stmt]]):
         if rule is None:
             return self.nothing(s)
         instance = apply_rule(rule, s, self.emitter, self.dot, self.names.fresh,
-                              lambda v: v in self.varied, arrays=self.act.arrays,
-                              counters=self.act.counters)
+                              lambda v: v in self.varied, counters=self.act.counters,
+                              arrays=self.act.arrays)
         lines: list[gast.stmt] = []
         for step in instance.steps:
             if isinstance(step, Temporary):
@@ -204,7 +204,7 @@ class Forward(StatementRules[list[gast.stmt]]):
         if (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
                 and value.func.attr == "getitem" and len(value.args) == 2):
             index = value.args[1]
-            if not names_an_array(index, self.act.counters):
+            if not indexes_by_array(index, self.act.counters, self.act.arrays):
                 written = subscript_index(index)
                 if not not_plain_index(written) and not expanding_index(written):
                     return gast.Subscript(value=value.args[0], slice=written, ctx=gast.Load())

@@ -18,7 +18,7 @@ import gast
 from . import ir, trees
 from .analyze import ARRAY_RESULTS, ARRAYS_FROM_NUMBERS, CREATION, Activity, array_arguments
 from .build import assign, attr, call, comment, const, expr_stmt, for_, if_, index_value, name, \
-    expanding_index, names_an_array, not_plain_index, while_
+    expanding_index, indexes_by_array, not_plain_index, while_
 from .ir import Assign, Const, EffectKind, Op, OpKind
 from .primitives import signature
 from .resolve import Resolver, dotted
@@ -114,7 +114,8 @@ class Emitter:
             return gast.UnaryOp(op=gast.USub(), operand=self.atom(op.args[0]))
         if prim in ("getitem", "list_getitem"):
             index = op.args[1]
-            if prim == "getitem" and (names_an_array(index, self.activity.counters) or
+            if prim == "getitem" and (indexes_by_array(index, self.activity.counters,
+                                                       self.activity.arrays) or
                                       not_plain_index(index) or
                                       self._held_as_number(op.args[0], index)):
                 # an array of indices (TensorFlow's [] takes only ints and slices: an index

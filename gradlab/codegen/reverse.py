@@ -356,8 +356,8 @@ class Reverse(StatementRules[list[PlanItem]]):
             return []
         steps: list[PlanItem] = list(apply_rule(rule, s, self.emitter, self.adj,
                                                 self.names.fresh, self.act.active,
-                                                self._shape_of, self.act.arrays,
-                                                self.act.counters).steps)
+                                                self._shape_of, self.act.counters,
+                                                self.act.arrays).steps)
         if self.textbook is not None:
             steps = textbook_steps(self.textbook, s, steps, self.emitter.atom, self.adj)
         return self._sizes_of_user_values(steps)

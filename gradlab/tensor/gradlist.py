@@ -54,12 +54,12 @@ class GradList(list):  # type: ignore[type-arg]
         return GradList(item) if isinstance(index, slice) else item
 
     def __neg__(self) -> GradList:
-        return GradList(-a for a in self)
+        return GradList(-GradList(a) if isinstance(a, (list, tuple)) else -a for a in self)
 
     def __sub__(self, other: Any) -> Any:
-        if isinstance(other, (list, tuple)) or _is_zero(other):
-            return self + (-GradList(other) if isinstance(other, (list, tuple)) else other)
-        return NotImplemented
+        if isinstance(other, (list, tuple)):
+            return self + -GradList(other)
+        return GradList(self) if _is_zero(other) else NotImplemented
 
     def __mul__(self, other: Any) -> Any:
         """A list's ``*`` repeats it: a gradient multiplied so is the adjoint of a list

@@ -43,6 +43,9 @@ def test_a_zero_not_reached_yet_leaves_it_as_it_is() -> None:
         assert type(total) is GradList and total is not g
         np.testing.assert_allclose(total[0], np.ones(2))
     np.testing.assert_allclose((-g)[0], -np.ones(2))
+    pairs = GradList([GradList([np.ones(2), 1.0])]) - [[np.ones(2), 3.0]]   # nested, by item
+    assert type(pairs[0]) is GradList and pairs[0][1] == -2.0
+    np.testing.assert_allclose(pairs[0][0], np.zeros(2))
 
 
 def test_different_lengths_and_repetition_are_errors_not_joins() -> None:
