@@ -12,8 +12,10 @@ run, because gradlab reads their source.
 """
 from __future__ import annotations
 
+import atexit
 import importlib
 import importlib.util
+import shutil
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -316,6 +318,7 @@ class _Module:
             self.inputs[i] = arrays
             lines += [f"W{i} = None", "", text]
         directory = Path(tempfile.mkdtemp(prefix="gradlab_spellings_"))
+        atexit.register(shutil.rmtree, directory, True)
         path = directory / "spelled_rows.py"
         path.write_text("\n".join(lines))
         spec = importlib.util.spec_from_file_location("spelled_rows", path)

@@ -25,10 +25,12 @@ differences taken with two step sizes (see ``test_generated.finite_difference_gr
 from __future__ import annotations
 
 import ast
+import atexit
 import hashlib
 import importlib.util
 import os
 import re
+import shutil
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -1045,6 +1047,7 @@ def module_dir() -> str:
     global _DIR
     if _DIR is None:
         _DIR = tempfile.mkdtemp(prefix="gradlab_generated_")
+        atexit.register(shutil.rmtree, _DIR, True)     # one folder per process, removed at exit
     return _DIR
 
 

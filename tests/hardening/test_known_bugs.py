@@ -9,6 +9,9 @@ tests.
 """
 from __future__ import annotations
 
+import atexit
+import shutil
+
 import numpy as np
 import pytest
 
@@ -1316,6 +1319,9 @@ FRAMEWORK_NORMS = [
 ]
 
 
+_NORMS_DIR: str | None = None
+
+
 def squared_norm(text: str):  # type: ignore[no-untyped-def]
     """``def f(x): return (<text>) ** 2`` in a file of its own (gradlab reads the source)."""
     import importlib.util
@@ -1323,8 +1329,11 @@ def squared_norm(text: str):  # type: ignore[no-untyped-def]
     import tempfile
     source = f"import math\nimport numpy as np\n{_FRAMEWORK_IMPORTS}\n\n\ndef f(x):\n" \
              f"    return ({text}) ** 2\n"
-    folder = pathlib.Path(tempfile.mkdtemp(prefix="gradlab-norms-"))
-    path = folder / "norm_program.py"
+    global _NORMS_DIR
+    if _NORMS_DIR is None:
+        _NORMS_DIR = tempfile.mkdtemp(prefix="gradlab-norms-")
+        atexit.register(shutil.rmtree, _NORMS_DIR, True)
+    path = pathlib.Path(_NORMS_DIR) / f"norm_program_{abs(hash(text))}.py"
     path.write_text(source)
     spec = importlib.util.spec_from_file_location(f"norm_program_{abs(hash(text))}", path)
     module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]

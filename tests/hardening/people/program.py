@@ -1,9 +1,11 @@
 """A generated program: its source, how to call it, and how to import it so gradlab can read it."""
 from __future__ import annotations
 
+import atexit
 import hashlib
 import importlib.util
 import os
+import shutil
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -60,6 +62,7 @@ def module_dir() -> str:
     global _DIR
     if _DIR is None:
         _DIR = tempfile.mkdtemp(prefix="gradlab_people_")
+        atexit.register(shutil.rmtree, _DIR, True)     # one folder per process, removed at exit
     return _DIR
 
 
