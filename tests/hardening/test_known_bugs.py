@@ -3739,3 +3739,35 @@ def test_a_mask_read_back_from_a_list(framework: str) -> None:
     seed 2525). An item of a list written out is known by its index; TensorFlow then refuses
     to add the float gradient to the mask's, as it says."""
     three_modes(a_mask_read_back_from_a_list, (), framework, refusable=("tensorflow",))
+
+
+# --- np.maximum / np.minimum at a tie (fuzz seed 8282) -------------------------------------------
+# At x == y gradlab gave x the whole gradient; the symmetric difference quotient, torch and JAX
+# give each operand half (np.max already shared its gradient among equal entries).
+def ties_of_maximum_and_minimum(x, y):
+    return np.sum(np.maximum(x, y) ** 2) + np.sum(np.minimum(x, 2.0 * y) * x)
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_maximum_and_minimum_share_a_tie_in_halves(framework) -> None:
+    require(framework)
+    x, y = np.array([1.0, 2.0, 3.0]), np.array([1.0, 1.0, 4.0])     # ties: max at 0, min at 1
+    fx = lambda a: ties_of_maximum_and_minimum(a, y)  # noqa: E731
+    fy = lambda b: ties_of_maximum_and_minimum(x, b)  # noqa: E731
+    want = (central_difference(fx, x), central_difference(fy, y))
+    assert want[0][0] == pytest.approx(1.0 + 2.0, rel=1e-5)     # half of 2 * max, and 2 * x: not 4
+    X, Y = to_framework(x, framework), to_framework(y, framework)
+    got = gradlab.grad(ties_of_maximum_and_minimum, wrt=(0, 1))(X, Y)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(to_numpy(g), w, rtol=1e-6, atol=1e-6)
+    tx, ty = np.array([0.3, -0.7, 0.5]), np.array([0.9, 0.2, -0.4])
+    _, t = gradlab.jvp(ties_of_maximum_and_minimum, wrt=(0, 1))(
+        X, Y, (to_framework(tx, framework), to_framework(ty, framework)))
+    assert float(to_numpy(t)) == pytest.approx(float(want[0] @ tx + want[1] @ ty), rel=1e-6)
+    if framework == "torch":            # torch's own autograd agrees
+        import torch
+        a = torch.tensor(x, requires_grad=True)
+        b = torch.tensor(y, requires_grad=True)
+        (torch.sum(torch.maximum(a, b) ** 2) + torch.sum(torch.minimum(a, 2.0 * b) * a)).backward()
+        np.testing.assert_allclose(to_numpy(got[0]), a.grad.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(to_numpy(got[1]), b.grad.numpy(), rtol=1e-12)

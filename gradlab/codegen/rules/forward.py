@@ -225,14 +225,15 @@ def erf(y, x):
 
 @tangent("maximum")
 def maximum(z, x, y):
-    mask = gl.astype(x >= y, gl.dtype(z))
-    z_dot = mask * x_dot + (1.0 - mask) * y_dot
+    # half each at a tie (x == y), as the reverse rule
+    share = gl.astype(x > y, gl.dtype(z)) + 0.5 * gl.astype(x == y, gl.dtype(z))
+    z_dot = share * x_dot + (1.0 - share) * y_dot
 
 
 @tangent("minimum")
 def minimum(z, x, y):
-    mask = gl.astype(x <= y, gl.dtype(z))
-    z_dot = mask * x_dot + (1.0 - mask) * y_dot
+    share = gl.astype(x < y, gl.dtype(z)) + 0.5 * gl.astype(x == y, gl.dtype(z))
+    z_dot = share * x_dot + (1.0 - share) * y_dot
 
 
 @tangent("arctan2")

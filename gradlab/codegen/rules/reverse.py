@@ -244,14 +244,18 @@ def erf(y, x):
 
 @adjoint("maximum")
 def maximum(z, x, y):
-    dx = gl.unbroadcast(dz * gl.astype(x >= y, gl.dtype(z)), x)
-    dy = gl.unbroadcast(dz * gl.astype(x < y, gl.dtype(z)), y)
+    # at a tie (x == y) each operand gets half, as np.max shares among equal entries (and as
+    # the symmetric difference quotient, torch and JAX have it)
+    share = gl.astype(x > y, gl.dtype(z)) + 0.5 * gl.astype(x == y, gl.dtype(z))
+    dx = gl.unbroadcast(dz * share, x)
+    dy = gl.unbroadcast(dz * (1.0 - share), y)
 
 
 @adjoint("minimum")
 def minimum(z, x, y):
-    dx = gl.unbroadcast(dz * gl.astype(x <= y, gl.dtype(z)), x)
-    dy = gl.unbroadcast(dz * gl.astype(x > y, gl.dtype(z)), y)
+    share = gl.astype(x < y, gl.dtype(z)) + 0.5 * gl.astype(x == y, gl.dtype(z))
+    dx = gl.unbroadcast(dz * share, x)      # half each at a tie, as maximum
+    dy = gl.unbroadcast(dz * (1.0 - share), y)
 
 
 @adjoint("arctan2")
