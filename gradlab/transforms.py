@@ -23,7 +23,7 @@ from .calls import several_outputs
 from .codegen import ir
 from .codegen.emit import Source, compile_source
 from .codegen.parse import is_generated
-from .codegen.inplace import functional_updates, has_updates_in_place
+from .codegen.inplace import functional_text, has_updates_in_place
 from .codegen.ranks import Signature, scalar_result
 from .codegen.shapes import list_params, vector_facts
 from .codegen.program import Program, Unit, compile_program, normalize_function, \
@@ -207,12 +207,8 @@ def functional_twin(text: str, user_globals: dict[str, Any], free: dict[str, Any
     it has none."""
     if not has_updates_in_place(text):
         return None
-
-    def both(tree: ast.Module) -> None:
-        functional_updates(tree)
-        if transform is not None:
-            transform(tree)
-    return compile_source(text, user_globals, free, label, transform=both)[0]
+    return compile_source(functional_text(text), user_globals, free, label,
+                          transform=transform)[0]
 
 
 def in_either_dialect(transform: Any, *fn: Any) -> Variant:

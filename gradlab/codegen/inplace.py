@@ -18,7 +18,7 @@ way where that is safe, which it proves from the code alone:
 Frameworks whose arrays cannot change (JAX, TensorFlow), and torch while autograd records the
 call (inputs that require grad, ``torch.func`` transforms), run the same text with each such
 update written back as ``du = gl.index_add(du, t, du_t)`` on the same line
-(:func:`functional_updates`, applied when the text is compiled for them).
+(:func:`functional_text`, the text compiled for them).
 """
 from __future__ import annotations
 
@@ -368,6 +368,30 @@ def functional_updates(tree: ast.Module) -> None:
     ``d[i] = v`` into a buffer of zeros as ``d = gl.index_update(d, i, v)``, on its line."""
     _Functional(_zeros_buffers(tree)).visit(tree)
     ast.fix_missing_locations(tree)
+
+
+def functional_text(text: str) -> str:
+    """``text`` with each update in place written functionally (as :func:`functional_updates`
+    writes them) on its own line: line numbers and comments are kept, and the text compiled
+    is the text read back, by tracebacks and by hvp, whose forward mode reads the gradient's
+    code (over ``dp[1] = dp[1] + v`` it would assign into a JAX array)."""
+    tree = ast.parse(text)
+    rewrite = _Functional(_zeros_buffers(tree))
+    lines = text.split("\n")
+    for stmt in _statements(tree):
+        if isinstance(stmt, ast.Assign):
+            new = rewrite.visit_Assign(stmt)
+        elif isinstance(stmt, ast.AugAssign):
+            new = rewrite.visit_AugAssign(stmt)
+        else:
+            continue
+        if new is stmt:
+            continue
+        first, last = stmt.lineno - 1, (stmt.end_lineno or stmt.lineno) - 1
+        lines[first] = " " * stmt.col_offset + ast.unparse(new)
+        for k in range(first + 1, last + 1):       # (a statement over several lines)
+            lines[k] = ""
+    return "\n".join(lines)
 
 
 def _statements(tree: ast.AST) -> list[ast.stmt]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import builtins
 import dataclasses
+import functools
 import inspect
 from typing import Any
 
@@ -24,7 +25,8 @@ from .parse import ParsedFunction, is_generated
 from .primitives import ATTRIBUTES, INPLACE_METHODS, signature
 from .rules import ADJOINTS, TANGENTS, custom_signature, is_custom
 from .rules.instantiate import tested_for_none
-from .resolve import BindError, Resolution, Resolver, Transform, callee_text, dotted
+from .resolve import (BindError, Resolution, Resolver, Transform, callee_text, dotted,
+                      getattr_chain)
 from .structure import lower_returns
 
 
@@ -97,6 +99,8 @@ class Normalizer:
         self.booleans: set[str] = set()                # names that hold booleans
         self.counts: set[str] = set()                  # ... and ints counted from booleans
         self.dialect = dialect
+        #: g = functools.partial(h, a, k=b): g's calls spelled out, h(a, ..., k=b, ...)
+        self.partials: dict[str, tuple[gast.expr, list[gast.expr], list[gast.keyword]]] = {}
 
     # --- entry ------------------------------------------------------------------------------
     def function(self) -> ir.Function:
@@ -497,9 +501,56 @@ class Normalizer:
 
     # --- expressions --------------------------------------------------------------------------
     def assign_to(self, target: str, value: gast.expr) -> None:
+        self.partials.pop(target, None)
+        if self._partial(target, value):
+            return
         op, _ = self.op(value)
         self.emit(Assign(self.origin, self._targets(target, op), op))
         self._note_kind(target, op)
+
+    def _partial(self, target: str, value: gast.expr) -> bool:
+        """``g = functools.partial(h, a, k=b)``, assigned once: each call ``g(x)`` is read as
+        ``h(a, x, k=b)`` (the bound values taken where the partial is made), so gradlab reads
+        ``h`` as it would be called directly; a partial used otherwise than called is refused
+        (see :meth:`atom`)."""
+        if not (isinstance(value, gast.Call) and value.args and not any(
+                isinstance(a, gast.Starred) for a in value.args) and all(
+                    k.arg is not None for k in value.keywords)):
+            return False
+        parts = dotted(value.func)
+        if parts is None or parts[0] in self.locals:
+            return False
+        found, obj = self.parsed.scope.lookup(parts[0])
+        if not found or getattr_chain(obj, parts[1:]) is not functools.partial:
+            return False
+        stores = sum(isinstance(n, gast.Name) and n.id == target and isinstance(
+            n.ctx, gast.Store) for n in trees.walk(self.parsed.node))
+        if stores != 1:
+            raise self.parsed.error(
+                f"{target} is a functools.partial here and is assigned elsewhere too: gradlab "
+                f"reads a partial's calls as calls of its function where the name holds one "
+                f"partial; give each partial a name of its own", value, "functools.partial")
+
+        def held(expr: gast.expr) -> gast.expr:    # the value bound now, whatever changes later
+            atom = self.atom(expr)
+            if isinstance(atom, Const):
+                return _as_expr(atom)
+            return gast.Name(self._bind_temp(f"{target}_arg", Op(OpKind.COPY, args=[atom])),
+                             gast.Load(), None, None)
+        bound = [held(a) for a in value.args[1:]]
+        keywords = [gast.keyword(arg=k.arg, value=held(k.value)) for k in value.keywords]
+        self.partials[target] = (value.args[0], bound, keywords)
+        return True
+
+    def _partial_call(self, node: gast.Call) -> gast.Call | None:
+        """``g(x)`` of a partial (see :meth:`_partial`) as the call of its function."""
+        if not (isinstance(node.func, gast.Name) and node.func.id in self.partials):
+            return None
+        func, bound, keywords = self.partials[node.func.id]
+        given = {k.arg for k in node.keywords}
+        return gast.Call(func=func, args=bound + list(node.args),
+                         keywords=[k for k in keywords if k.arg not in given] + list(
+                             node.keywords))
 
     def _targets(self, target: str, op: Op) -> list[str]:
         """An opaque call's statement also names the framework's backward for it."""
@@ -648,6 +699,11 @@ class Normalizer:
     def atom(self, node: gast.expr) -> ir.Atom:
         """The value of ``node`` as a name, a literal, or an inline expression."""
         if isinstance(node, gast.Name):
+            if node.id in self.partials:
+                raise self.parsed.error(
+                    f"{node.id} = functools.partial(...) is used here as a value: gradlab reads "
+                    f"a partial where it is called (its calls are calls of its function); call "
+                    f"the function directly", node, "functools.partial")
             return node.id
         literal = _literal(node)
         if literal is not None:
@@ -736,6 +792,9 @@ class Normalizer:
                                 node, type(node).__name__)
 
     def _call(self, node: gast.Call) -> tuple[Op, str]:
+        spelled = self._partial_call(node)
+        if spelled is not None:
+            return self._call(spelled)
         updated = self._indexed_update(node)
         if updated is not None:
             return updated

@@ -118,9 +118,9 @@ class Resolver:
             return self._bind(Meaning(parts[1]), node, label)   # gl.tanh in generated code
         if isinstance(obj, types.ModuleType):
             path = ".".join([obj.__name__] + parts[1:])
-            target = _getattr_chain(obj, parts[1:])
+            target = getattr_chain(obj, parts[1:])
         else:
-            target = _getattr_chain(obj, parts[1:])
+            target = getattr_chain(obj, parts[1:])
             path = ""
             if len(parts) == 1 and getattr(sys.modules.get("builtins"), parts[0], None) is obj:
                 path = f"builtins.{parts[0]}"
@@ -337,7 +337,7 @@ def callee_text(node: gast.expr) -> str:
         return type(node).__name__
 
 
-def _getattr_chain(obj: Any, attrs: list[str]) -> Any:
+def getattr_chain(obj: Any, attrs: list[str]) -> Any:
     for a in attrs:
         try:
             obj = getattr(obj, a)
@@ -359,7 +359,7 @@ def _by_identity(obj: Any) -> Meaning | None:
                 if path.split(".")[0] != root:
                     continue
                 parts = path.split(".")
-                target = _getattr_chain(sys.modules[root], parts[1:])
+                target = getattr_chain(sys.modules[root], parts[1:])
                 if target is not None and not isinstance(target, (int, float)):
                     _identity.setdefault(id(target), meaning)
     return _identity.get(id(obj))

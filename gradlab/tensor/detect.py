@@ -10,11 +10,11 @@ from __future__ import annotations
 import types
 from typing import Any, Iterable
 
-from ..errors import BackendError
+from ..errors import BackendError, GradlabError
 from .registry import FRAMEWORKS, PYTHON, TYPE_CACHE, framework_of, frameworks
 
-__all__ = ["FRAMEWORKS", "PYTHON", "callable_framework", "common_framework", "framework_of",
-           "require_callable_of", "require_framework"]
+__all__ = ["FRAMEWORKS", "PYTHON", "call_recorded", "callable_framework", "common_framework",
+           "framework_of", "require_callable_of", "require_framework"]
 
 #: The packages whose callables a framework's autodiff differentiates, and the framework.
 _CALLABLE_ROOTS = {"torch": "torch", "jax": "jax", "jaxlib": "jax", "flax": "jax",
@@ -90,3 +90,24 @@ def require_callable_of(fn: Any, framework: str, title: str) -> None:
             f"{getattr(fn, '__name__', type(fn).__name__)} belongs to {other}, and these are "
             f"{title} arrays: gradlab differentiates a call it cannot read with the autodiff of "
             f"the call's own framework; pass {other} arrays")
+
+
+def call_recorded(fn: Any, title: str, *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` while ``title``'s autodiff records it: a call gradlab cannot
+    read (a callable passed as an argument, a callable object). Code that is not the
+    framework's (NumPy's ``np.tanh`` of a tensor that requires grad, of a JAX tracer) fails
+    there though it ran on the arrays alone: refused with what it raised, not a crash from
+    inside the framework."""
+    try:
+        return fn(*args, **kwargs)
+    except GradlabError:
+        raise
+    except Exception as e:
+        name = getattr(fn, "__name__", type(fn).__name__)
+        first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        raise BackendError(
+            f"{name} is a call gradlab cannot read (no Python source it transforms), so "
+            f"{title}'s autodiff differentiates it; run under it, the call raised "
+            f"{type(e).__name__}: {first}. Where its code is not {title}'s (NumPy's, say), "
+            f"call a function gradlab can read instead (a def of your own, called by its "
+            f"name), or write it with {title}'s functions") from e

@@ -3771,3 +3771,97 @@ def test_maximum_and_minimum_share_a_tie_in_halves(framework) -> None:
         (torch.sum(torch.maximum(a, b) ** 2) + torch.sum(torch.minimum(a, 2.0 * b) * a)).backward()
         np.testing.assert_allclose(to_numpy(got[0]), a.grad.numpy(), rtol=1e-12)
         np.testing.assert_allclose(to_numpy(got[1]), b.grad.numpy(), rtol=1e-12)
+
+
+# --- hvp on JAX and TensorFlow of an array argument unpacked into names, then used whole ----------
+# The gradient's code adds into dp item by item (dp[1] = dp[1] + dy1); JAX and TensorFlow run its
+# functional twin, but hvp's forward mode read the text shown, and assigned into their arrays.
+def unpacked_and_used_whole(p, q):
+    x1, y1 = p
+    return np.sum((p + q) ** 2) * x1 + y1 * np.sum(p)
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_hvp_of_an_array_argument_unpacked_and_used_whole(framework) -> None:
+    require(framework)
+    p, q, v = np.array([0.4, -0.7]), np.array([0.1, 0.2]), np.array([0.3, -1.1])
+    want = central_difference(lambda u: central_difference(unpacked_and_used_whole, u, q) @ v,
+                              p, eps=1e-4)
+    got = gradlab.hvp(unpacked_and_used_whole)(to_framework(p, framework),
+                                               to_framework(q, framework),
+                                               to_framework(v, framework))
+    np.testing.assert_allclose(to_numpy(got), want, rtol=1e-5, atol=1e-6)
+
+
+# --- functools.partial made inside the function (a probe: crashed torch and JAX) -----------------
+def _tanh_total(x, a):
+    return np.sum(np.tanh(a * x))
+
+
+def _weighted_power(w, x, power=2.0):
+    return np.sum(w * x ** power)
+
+
+def partial_of_a_helper(x):
+    g = functools.partial(_tanh_total, a=2.0)
+    return g(x) + np.sum(x ** 2)
+
+
+def partial_binding_a_value_that_changes_later(x):
+    w = x * 1.5
+    g = functools.partial(_weighted_power, w)      # binds w as it is now
+    w = w * 3.0
+    return g(x) + g(x, power=3.0) + np.sum(w)
+
+
+def partial_of_a_primitive(x):
+    total = functools.partial(np.sum, axis=0)
+    return np.sum(total(np.outer(x, x)) ** 2)
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+@pytest.mark.parametrize("f", [partial_of_a_helper, partial_binding_a_value_that_changes_later,
+                               partial_of_a_primitive])
+def test_functools_partial_made_inside_is_read_as_its_function(f, framework) -> None:
+    three_modes(f, (), framework)
+
+
+def partial_used_as_a_value(x):
+    g = functools.partial(_tanh_total, a=2.0)
+    fs = [g]
+    return fs[0](x)
+
+
+def partial_assigned_in_two_branches(x):
+    if np.sum(x) > 0:
+        g = functools.partial(_tanh_total, a=2.0)
+    else:
+        g = functools.partial(_tanh_total, a=3.0)
+    return g(x)
+
+
+@pytest.mark.parametrize("f, says", [
+    (partial_used_as_a_value, "is used here as a value"),
+    (partial_assigned_in_two_branches, "is assigned elsewhere too")])
+def test_a_partial_gradlab_cannot_follow_is_refused_at_its_line(f, says) -> None:
+    with pytest.raises(GradlabError, match=says) as e:
+        gradlab.grad(f)(X3)
+    assert "line" in str(e.value)
+
+
+# A callable gradlab cannot read, passed as an argument, runs under the framework's autodiff; NumPy
+# code there failed inside torch ("Can't call numpy() on Tensor that requires grad") and JAX
+# (TracerArrayConversionError): refused, naming the call and what it raised.
+def calls_what_it_is_given(x, fn):
+    return fn(x) + np.sum(x)
+
+
+@pytest.mark.parametrize("framework", ["torch", "jax"])
+def test_numpy_code_behind_an_opaque_call_is_refused_not_crashed(framework) -> None:
+    require(framework)
+    numpy_helper = functools.partial(_tanh_total, a=2.0)
+    x = to_framework(X3, framework)
+    with pytest.raises(GradlabError, match="call gradlab cannot read .* raised"):
+        gradlab.grad(calls_what_it_is_given)(x, numpy_helper)
+    with pytest.raises(GradlabError, match="call gradlab cannot read .* raised"):
+        gradlab.jvp(calls_what_it_is_given)(x, numpy_helper, x)

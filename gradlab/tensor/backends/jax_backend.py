@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import dtypes as _dtypes
 from ...errors import GradlabError
-from ..detect import require_callable_of
+from ..detect import call_recorded, require_callable_of
 from .base import Backend
 from .common import NUMBERS, PadMode
 
@@ -353,7 +353,7 @@ def vjp_of(fn: Any, *args: Any, wrt: Any = None, keywords: Any = None,
             call = jax.tree_util.tree_unflatten(tree, held)
         for i, v in zip(wrt, values[1:] if params else values):
             full[i] = v
-        return _one_array(fn, call(*full, **(keywords or {})))
+        return _one_array(fn, call_recorded(call, "JAX", *full, **(keywords or {})))
     out, pullback = jax.vjp(of, *([[leaves[i] for i in moving]] if params else []),
                             *[args[i] for i in wrt])
 
@@ -386,7 +386,7 @@ def jvp_of(fn: Any, primals: tuple[Any, ...], tangents: tuple[Any, ...],
         full = list(primals)
         for i, v in zip(moving, values):
             full[i] = v
-        return _one_array(fn, fn(*full, **(keywords or {})))
+        return _one_array(fn, call_recorded(fn, "JAX", *full, **(keywords or {})))
     points = tuple(jnp.asarray(primals[i]) for i in moving)
     directions = tuple(jnp.broadcast_to(jnp.asarray(tangents[i], dtype=p.dtype), p.shape)
                        for i, p in zip(moving, points))

@@ -15,7 +15,7 @@ import tensorflow as tf
 
 from .. import dtypes as _dtypes
 from ...errors import GradlabError
-from ..detect import require_callable_of
+from ..detect import call_recorded, require_callable_of
 from .base import Backend
 from .common import NUMBERS, PadMode, is_basic_index, normalize_axes, pad_indices, pad_pairs
 
@@ -836,7 +836,7 @@ def vjp_of(fn: Any, *args: Any, wrt: Any = None, keywords: Any = None,
     watched = [inputs[i] for i in wrt]
     with tf.GradientTape() as tape:
         tape.watch(watched)
-        out = _one_tensor(fn, fn(*inputs, **(keywords or {})))
+        out = _one_tensor(fn, call_recorded(fn, "TensorFlow", *inputs, **(keywords or {})))
 
     def backward(g: Any) -> Any:
         seed = tf.broadcast_to(tf.cast(g, out.dtype), tf.shape(out))
@@ -880,7 +880,7 @@ def jvp_of(fn: Any, primals: tuple[Any, ...], tangents: tuple[Any, ...],
     directions = [tf.broadcast_to(tf.cast(tangents[i], p.dtype), tf.shape(p))
                   for i, p in zip(moving, points)]
     with tf.autodiff.ForwardAccumulator(points, directions) as acc:
-        out = _one_tensor(fn, fn(*full, **(keywords or {})))
+        out = _one_tensor(fn, call_recorded(fn, "TensorFlow", *full, **(keywords or {})))
     return out, acc.jvp(out, unconnected_gradients=tf.UnconnectedGradients.ZERO)
 
 

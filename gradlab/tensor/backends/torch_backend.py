@@ -15,7 +15,7 @@ import torch.nn.functional as F
 
 from .. import dtypes as _dtypes
 from ...errors import GradlabError
-from ..detect import require_callable_of
+from ..detect import call_recorded, require_callable_of
 from .base import Backend
 from .common import NUMBERS, PadMode, is_basic_index, normalize_axes, pad_indices, pad_pairs
 
@@ -826,7 +826,7 @@ def vjp_of(fn: Any, *args: Any, wrt: Any = None, keywords: Any = None,
         inputs[i] = torch.as_tensor(args[i]).detach().requires_grad_(True)
     named = _named_parameters(fn) if params else []
     with torch.enable_grad():
-        out = fn(*inputs, **(keywords or {}))
+        out = call_recorded(fn, "PyTorch", *inputs, **(keywords or {}))
     _one_tensor(fn, out)
     leaves = [p for _, p in named] + [inputs[i] for i in wrt]
 
@@ -875,7 +875,7 @@ def jvp_of(fn: Any, primals: tuple[Any, ...], tangents: tuple[Any, ...],
         full = list(primals)
         for i, v in zip(moving, values):
             full[i] = v
-        return _one_tensor(fn, fn(*full, **(keywords or {})))
+        return _one_tensor(fn, call_recorded(fn, "PyTorch", *full, **(keywords or {})))
     points = tuple(torch.as_tensor(primals[i]) for i in moving)
     directions = tuple(torch.as_tensor(tangents[i]).to(p.dtype).expand_as(p)
                        for i, p in zip(moving, points))
