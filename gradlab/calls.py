@@ -80,6 +80,27 @@ _TF_DTYPE_CLASHES = (
     re.compile(r"Cannot convert (?P<b>\S+) to EagerTensor of dtype (?P<a>\w+)"),
     re.compile(r"must have the same dtype, got tf\.(?P<a>\w+) != tf\.(?P<b>\w+)"),
 )
+#: How PyTorch says that an operation met a NumPy array beside a tensor.
+_NUMPY_BESIDE_TENSOR = re.compile(r"must be Tensor, not numpy\.ndarray|"
+                                  r"operand type\(s\) for .*'numpy\.ndarray' and 'Tensor'|"
+                                  r"operand type\(s\) for .*'Tensor' and 'numpy\.ndarray'")
+
+
+def numpy_arrays_from_outside(fn: Any) -> list[str]:
+    """The names of the NumPy arrays ``fn`` reads from its module or its closure."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return []
+    found = [n for n in code.co_names if isinstance(fn.__globals__.get(n), np.ndarray)]
+    for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+        try:
+            if isinstance(cell.cell_contents, np.ndarray):
+                found.append(name)
+        except ValueError:      # a cell not filled yet
+            pass
+    return found
+
+
 #: How TensorFlow and PyTorch say that an operation met a bool tensor (NumPy counts True as 1).
 _BOOL_ARITHMETIC = re.compile(r"Value for attr 'T' of bool is not in the list|"
                               r"Subtraction, the `-` operator, with a bool tensor")
@@ -111,6 +132,16 @@ def explain_framework_error(df: Any, error: Exception) -> None:
                     f"cast one operand to the other's dtype on that line (tf.cast(w, x.dtype), "
                     f"or a float literal such as 1.0 for a count), or pass NumPy arrays"
                 ) from error
+    if isinstance(error, TypeError) and where and _NUMPY_BESIDE_TENSOR.search(str(error)):
+        outside = numpy_arrays_from_outside(getattr(df, "fn", None))
+        name = outside[0] if outside else "W"
+        raise GradlabError(
+            f"PyTorch does not mix a NumPy array with a tensor in one operation{where}: the "
+            f"NumPy array{'s' if len(outside) > 1 else ''} "
+            f"{', '.join(outside) if outside else 'there'} from outside the function meet"
+            f"{'' if len(outside) > 1 else 's'} torch tensors, as in your function itself; "
+            f"make {'them tensors' if len(outside) > 1 else 'it a tensor'} "
+            f"({name} = torch.as_tensor({name})), or pass NumPy arrays") from error
     note = f"gradlab: raised{where}"
     add_note = getattr(error, "add_note", None)      # Python 3.11 and later
     if where and add_note is not None and note not in getattr(error, "__notes__", ()):

@@ -3865,3 +3865,35 @@ def test_numpy_code_behind_an_opaque_call_is_refused_not_crashed(framework) -> N
         gradlab.grad(calls_what_it_is_given)(x, numpy_helper)
     with pytest.raises(GradlabError, match="call gradlab cannot read .* raised"):
         gradlab.jvp(calls_what_it_is_given)(x, numpy_helper, x)
+
+
+# --- a NumPy array from the module or a closure beside torch tensors (a probe: a TypeError from
+# inside the generated code; the function itself fails on torch tensors too) ---------------------
+_MODULE_WEIGHTS = np.array([[0.5, -0.2], [0.1, 0.3], [0.7, 0.2]])
+
+
+def reads_module_weights(x):
+    return np.sum(np.tanh(x @ _MODULE_WEIGHTS))
+
+
+def _closure_over_an_array():
+    m = np.array([0.5, 2.0, -1.0])
+
+    def reads_closure_array(x):
+        return np.sum(x * m) + np.sum(m * x ** 2)
+    return reads_closure_array
+
+
+@pytest.mark.parametrize("f, name", [(reads_module_weights, "_MODULE_WEIGHTS"),
+                                     (_closure_over_an_array(), "m")])
+@pytest.mark.parametrize("mode", ["grad", "jvp", "hvp"])
+def test_a_numpy_array_from_outside_beside_torch_tensors_is_refused(f, name, mode) -> None:
+    require("torch")
+    import torch
+    x = torch.tensor(X3)
+    with pytest.raises(GradlabError, match=f"NumPy array {name} from outside") as e:
+        if mode == "grad":
+            gradlab.grad(f)(x)
+        else:
+            getattr(gradlab, mode)(f)(x, x)
+    assert f"torch.as_tensor({name})" in str(e.value) and "your line" in str(e.value)
