@@ -424,15 +424,54 @@ def may_take_containers(fn: Any) -> bool:
     except (OSError, TypeError, ValueError, SyntaxError):
         return False
     called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    parts = _parts_of(tree, params)
     for node in ast.walk(tree):
-        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and \
-                node.value.id in params and isinstance(node.slice, ast.Constant) and \
-                isinstance(node.slice.value, str):
+        if isinstance(node, ast.Subscript) and _reaches_into(node.value, parts) and \
+                isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
             return True
-        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and isinstance(
-                node.value, ast.Name) and node.value.id in params and node.attr not in _ARRAY_ATTRIBUTES and (
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and \
+                _reaches_into(node.value, parts) and node.attr not in _ARRAY_ATTRIBUTES and (
                     id(node) not in called or node.attr in ("items", "keys", "values")):
             return True
+    return False
+
+
+def _parts_of(tree: ast.AST, params: set[str]) -> set[str]:
+    """The parameters and the names that hold parts of them: a loop's variable over one
+    (``for layer in layers``, ``enumerate``, ``zip``), a name assigned an item of one
+    (``layer = layers[0]``), so that ``layer.W`` says ``layers`` holds records."""
+    parts = set(params)
+    grew = True
+    while grew:
+        grew = False
+        for node in ast.walk(tree):
+            if isinstance(node, ast.For) and _reaches_into(node.iter, parts, loops=True):
+                target = node.target
+            elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Subscript) and \
+                    _reaches_into(node.value.value, parts):
+                target = node.targets[0]
+            else:
+                continue
+            new = {n.id for n in ast.walk(target) if isinstance(n, ast.Name)} - parts
+            if new:
+                parts |= new
+                grew = True
+    return parts
+
+
+def _reaches_into(node: ast.AST, parts: set[str], loops: bool = False) -> bool:
+    """Whether ``node`` is one of ``parts`` or an item of one (and, with ``loops``, what a
+    loop iterates of them: ``enumerate(layers)``, ``zip(layers, xs)``, ``d.items()``)."""
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    if isinstance(node, ast.Name):
+        return node.id in parts
+    if loops and isinstance(node, ast.Call):
+        if isinstance(node.func, ast.Name) and node.func.id in ("enumerate", "zip", "reversed",
+                                                                 "list", "tuple"):
+            return any(_reaches_into(a, parts, loops) for a in node.args)
+        if isinstance(node.func, ast.Attribute) and node.func.attr in ("items", "values"):
+            return _reaches_into(node.func.value, parts)
     return False
 
 

@@ -3897,3 +3897,54 @@ def test_a_numpy_array_from_outside_beside_torch_tensors_is_refused(f, name, mod
         else:
             getattr(gradlab, mode)(f)(x, x)
     assert f"torch.as_tensor({name})" in str(e.value) and "your line" in str(e.value)
+
+
+# --- a loop over a list of records or dicts, reading each one's fields (refused: "gradlab does not
+# know the attribute .W of an array"; the README says containers of records work) ---------------
+import collections  # noqa: E402
+
+DenseLayer = collections.namedtuple("DenseLayer", ["W", "b"])
+
+
+def mlp_over_records(layers, x):
+    h = x
+    for layer in layers:
+        h = np.tanh(h @ layer.W + layer.b)
+    return np.sum(h ** 2)
+
+
+def mlp_over_dicts(layers, x):
+    h = x
+    for i, layer in enumerate(layers):
+        h = np.tanh(h @ layer["W"] + layer["b"]) * (i + 1)
+    return np.sum(h ** 2)
+
+
+def mlp_over_records_by_index(layers, x):
+    h = x
+    for i in range(len(layers)):
+        h = np.tanh(h @ layers[i].W + layers[i].b)
+    return np.sum(h ** 2)
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+@pytest.mark.parametrize("f, make", [(mlp_over_records, DenseLayer),
+                                     (mlp_over_dicts, lambda W, b: {"W": W, "b": b}),
+                                     (mlp_over_records_by_index, DenseLayer)])
+def test_a_loop_over_a_list_of_records_reads_their_fields(f, make, framework) -> None:
+    require(framework)
+    rng = np.random.default_rng(5)
+    shapes = [((3, 4), (4,)), ((4, 2), (2,))]
+    arrays = [(rng.normal(size=a), rng.normal(size=b)) for a, b in shapes]
+    x = rng.normal(size=(5, 3))
+    layers = [make(to_framework(W, framework), to_framework(b, framework)) for W, b in arrays]
+    grads = gradlab.grad(f)(layers, to_framework(x, framework))
+    assert type(grads) is list and len(grads) == 2
+    for k, (W, b) in enumerate(arrays):
+        def at(W_new, k=k):
+            given = [make(*pair) for pair in arrays]
+            given[k] = make(W_new, arrays[k][1])
+            return f(given, x)
+        got = grads[k]["W"] if isinstance(grads[k], dict) else grads[k].W
+        np.testing.assert_allclose(to_numpy(got), central_difference(at, W), rtol=1e-5,
+                                   atol=1e-7)
