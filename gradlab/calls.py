@@ -132,7 +132,7 @@ def explain_framework_error(df: Any, error: Exception) -> None:
                     f"cast one operand to the other's dtype on that line (tf.cast(w, x.dtype), "
                     f"or a float literal such as 1.0 for a count), or pass NumPy arrays"
                 ) from error
-    if isinstance(error, TypeError) and where and _NUMPY_BESIDE_TENSOR.search(str(error)):
+    if isinstance(error, TypeError) and _NUMPY_BESIDE_TENSOR.search(str(error)):
         outside = numpy_arrays_from_outside(getattr(df, "fn", None))
         name = outside[0] if outside else "W"
         raise GradlabError(

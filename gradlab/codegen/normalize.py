@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import dataclasses
 import functools
 import inspect
@@ -101,6 +102,8 @@ class Normalizer:
         self.dialect = dialect
         #: g = functools.partial(h, a, k=b): g's calls spelled out, h(a, ..., k=b, ...)
         self.partials: dict[str, tuple[gast.expr, list[gast.expr], list[gast.keyword]]] = {}
+        #: loss = lambda p: ...: loss's calls read as the lambda's expression of their arguments
+        self.lambdas: dict[str, gast.Lambda] = {}
 
     # --- entry ------------------------------------------------------------------------------
     def function(self) -> ir.Function:
@@ -124,8 +127,11 @@ class Normalizer:
         return fn
 
     def _refuse_unsupported(self, root: gast.FunctionDef) -> None:
+        named = {id(n.value) for n in trees.walk(root) if isinstance(n, gast.Assign) and len(
+            n.targets) == 1 and isinstance(n.targets[0], gast.Name) and isinstance(
+                n.value, gast.Lambda)}       # loss = lambda p: ...: read where it is called
         for node in trees.walk(root):
-            if node is root:
+            if node is root or id(node) in named:
                 continue
             entry = _REFUSED.get(type(node))
             if entry is not None:
@@ -502,6 +508,11 @@ class Normalizer:
     # --- expressions --------------------------------------------------------------------------
     def assign_to(self, target: str, value: gast.expr) -> None:
         self.partials.pop(target, None)
+        self.lambdas.pop(target, None)
+        if isinstance(value, gast.Lambda):
+            self._assigned_once(target, value, "lambda")
+            self.lambdas[target] = value
+            return
         if self._partial(target, value):
             return
         op, _ = self.op(value)
@@ -523,13 +534,7 @@ class Normalizer:
         found, obj = self.parsed.scope.lookup(parts[0])
         if not found or getattr_chain(obj, parts[1:]) is not functools.partial:
             return False
-        stores = sum(isinstance(n, gast.Name) and n.id == target and isinstance(
-            n.ctx, gast.Store) for n in trees.walk(self.parsed.node))
-        if stores != 1:
-            raise self.parsed.error(
-                f"{target} is a functools.partial here and is assigned elsewhere too: gradlab "
-                f"reads a partial's calls as calls of its function where the name holds one "
-                f"partial; give each partial a name of its own", value, "functools.partial")
+        self._assigned_once(target, value, "functools.partial")
 
         def held(expr: gast.expr) -> gast.expr:    # the value bound now, whatever changes later
             atom = self.atom(expr)
@@ -541,6 +546,44 @@ class Normalizer:
         keywords = [gast.keyword(arg=k.arg, value=held(k.value)) for k in value.keywords]
         self.partials[target] = (value.args[0], bound, keywords)
         return True
+
+    def _assigned_once(self, target: str, value: gast.expr, what: str) -> None:
+        """A name whose calls are read as what it holds (a partial, a lambda) must hold that
+        one value wherever it is called."""
+        stores = sum(isinstance(n, gast.Name) and n.id == target and isinstance(
+            n.ctx, gast.Store) for n in trees.walk(self.parsed.node))
+        if stores != 1:
+            raise self.parsed.error(
+                f"{target} is a {what} here and is assigned elsewhere too: gradlab reads a "
+                f"{what}'s calls as what it computes where the name holds one {what}; give "
+                f"each {what} a name of its own", value, what)
+
+    def _lambda_call(self, node: gast.Call) -> gast.expr | None:
+        """``loss(w)`` of ``loss = lambda p: np.sum(p ** 2)``: the lambda's expression with
+        its parameters replaced by the call's arguments (each evaluated once, first), read
+        where the call is, as Python evaluates a lambda's body when it is called."""
+        if not (isinstance(node.func, gast.Name) and node.func.id in self.lambdas):
+            return None
+        name, lam = node.func.id, self.lambdas[node.func.id]
+        spec = lam.args
+        if spec.vararg is not None or spec.kwarg is not None or spec.kwonlyargs or \
+                spec.posonlyargs or any(isinstance(a, gast.Starred) for a in node.args) or \
+                any(k.arg is None for k in node.keywords):
+            raise self.parsed.error(f"{name}: a lambda with *args, **kwargs or keyword-only "
+                                    f"parameters, or a call of one with * or **, is not "
+                                    f"supported: write a def", node, "lambda")
+        params = [a.id for a in spec.args]
+        given: dict[str, gast.expr] = dict(zip(params, node.args))
+        for k in node.keywords:
+            given[k.arg] = k.value  # type: ignore[index]
+        defaults = dict(zip(params[len(params) - len(spec.defaults):], spec.defaults))
+        if len(node.args) > len(params) or set(given) - set(params) or (
+                set(params) - set(given) - set(defaults)):
+            raise self.parsed.error(f"{name} takes ({', '.join(params)}): the call does not "
+                                    f"match", node, "lambda")
+        values = {p: _as_expr(self.atom(given[p])) if p in given else defaults[p]
+                  for p in params}
+        return _Substituted(values).visit(copy.deepcopy(lam.body))
 
     def _partial_call(self, node: gast.Call) -> gast.Call | None:
         """``g(x)`` of a partial (see :meth:`_partial`) as the call of its function."""
@@ -699,11 +742,12 @@ class Normalizer:
     def atom(self, node: gast.expr) -> ir.Atom:
         """The value of ``node`` as a name, a literal, or an inline expression."""
         if isinstance(node, gast.Name):
-            if node.id in self.partials:
+            if node.id in self.partials or node.id in self.lambdas:
+                what = "functools.partial(...)" if node.id in self.partials else "lambda ..."
                 raise self.parsed.error(
-                    f"{node.id} = functools.partial(...) is used here as a value: gradlab reads "
-                    f"a partial where it is called (its calls are calls of its function); call "
-                    f"the function directly", node, "functools.partial")
+                    f"{node.id} = {what} is used here as a value: gradlab reads it where it is "
+                    f"called (as what it computes); call it, or write a def and call that",
+                    node, what.split("(")[0].replace(" ...", ""))
             return node.id
         literal = _literal(node)
         if literal is not None:
@@ -795,6 +839,9 @@ class Normalizer:
         spelled = self._partial_call(node)
         if spelled is not None:
             return self._call(spelled)
+        body = self._lambda_call(node)
+        if body is not None:
+            return self.op(body)
         updated = self._indexed_update(node)
         if updated is not None:
             return updated
@@ -1318,6 +1365,18 @@ def _is_literal_value(v: Any) -> bool:
     if v is None or isinstance(v, (bool, int, float, str)):
         return True
     return isinstance(v, tuple) and all(_is_literal_value(e) for e in v)
+
+
+class _Substituted(gast.NodeTransformer):
+    """A lambda's body with its parameters replaced by the expressions of a call's values."""
+
+    def __init__(self, values: dict[str, gast.expr]) -> None:
+        self.values = values
+
+    def visit_Name(self, node: gast.Name) -> gast.expr:
+        if node.id in self.values and isinstance(node.ctx, gast.Load):
+            return copy.deepcopy(self.values[node.id])
+        return node
 
 
 def _as_expr(atom: ir.Atom) -> gast.expr:

@@ -31,9 +31,8 @@ def uses_global(x):
     return np.sum(x)
 
 
-def uses_lambda(x):
-    f = lambda v: v * 2  # noqa: E731
-    return np.sum(f(x))
+def uses_lambda(x):      # (a lambda assigned to a name and called is read: test_known_bugs)
+    return np.sum(sorted([x, 2 * x], key=lambda v: v[0])[0])
 
 
 def uses_nested_def(x):
@@ -135,7 +134,7 @@ CASES = [
     (uses_try, "try/except", "try:", GradlabSyntaxError),
     (uses_yield, "yield", "yield np.sum(x)", GradlabSyntaxError),
     (uses_global, "global", "global COUNTER", GradlabSyntaxError),
-    (uses_lambda, "lambda", "f = lambda", GradlabSyntaxError),
+    (uses_lambda, "lambda", "key=lambda v: v[0]", GradlabSyntaxError),
     (uses_nested_def, "a function defined inside", "def inner(v):", GradlabSyntaxError),
     (uses_class, "a class defined inside", "class Box:", GradlabSyntaxError),
     (uses_list_comprehension_in_while_test, "a list comprehension in a while condition",

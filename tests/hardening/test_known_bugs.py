@@ -3948,3 +3948,42 @@ def test_a_loop_over_a_list_of_records_reads_their_fields(f, make, framework) ->
         got = grads[k]["W"] if isinstance(grads[k], dict) else grads[k].W
         np.testing.assert_allclose(to_numpy(got), central_difference(at, W), rtol=1e-5,
                                    atol=1e-7)
+
+
+# --- a lambda assigned to a name and called (refused: "lambda is not supported") ----------------
+def losses_as_lambdas(w):
+    loss = lambda p: np.mean((np.outer(p, p) @ p - 0.5) ** 2)  # noqa: E731
+    reg = lambda p, lam=0.1: lam * np.sum(p ** 2)  # noqa: E731
+    return loss(w) + reg(w) + reg(w, lam=0.5)
+
+
+def lambda_reads_a_name_changed_later(x):
+    scale = 2.0
+    g = lambda u: np.sum(np.tanh(scale * u))  # noqa: E731
+    scale = x[0]            # a lambda reads its outer names when it is called
+    return g(x)
+
+
+def lambda_parameter_shadows_a_name(x):
+    u = x * 3.0
+    g = lambda u: np.sum(u ** 2)  # noqa: E731
+    return g(x) + np.sum(np.sin(u))
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+@pytest.mark.parametrize("f", [losses_as_lambdas, lambda_reads_a_name_changed_later,
+                               lambda_parameter_shadows_a_name])
+def test_a_lambda_assigned_to_a_name_is_read_where_it_is_called(f, framework) -> None:
+    three_modes(f, (), framework)
+
+
+def lambda_used_as_a_value(x):
+    g = lambda u: np.sum(u ** 2)  # noqa: E731
+    fs = [g, g]
+    return fs[0](x)
+
+
+def test_a_lambda_used_as_a_value_is_refused_at_its_line() -> None:
+    with pytest.raises(GradlabError, match="lambda ... is used here as a value") as e:
+        gradlab.grad(lambda_used_as_a_value)(X3)
+    assert "fs = [g, g]" in str(e.value)
