@@ -20,6 +20,7 @@ from ..tensor.primitive import Meaning
 from ..tensor.spec import STATIC_CALLS
 from .parse import Scope
 from .opaque import framework_function_without_rule, is_opaque_callable
+from .rules.definitions import DEFINITIONS, is_definition
 from .primitives import DIALECT_SENSITIVE, METHODS, PATHS, signature
 from .rules import custom_rule_for, custom_signature, is_custom
 
@@ -134,6 +135,9 @@ class Resolver:
             res = self._spelled(meaning, node, label)
             module = getattr(target, "__module__", None) or path
             return replace(res, module=module) if isinstance(module, str) else res
+        definition = DEFINITIONS.get(path) if path else None
+        if definition is not None or is_definition(target):   # np.trace, written out
+            return Resolution("user", callee=definition or target, label=label)
         if gives_no_gradient(path):
             return Resolution("static", label=label)
         if _is_user_function(target):

@@ -1,0 +1,243 @@
+"""NumPy functions that are written out as Python, the way a person would define them.
+
+``np.trace`` is the sum of a diagonal; ``np.tril`` keeps entries below a diagonal;
+``np.diff`` subtracts neighbours. Such a function needs no rule of its own: defined here in
+terms of primitives that have rules, it is read like a helper of the user's (a subroutine of
+the generated code, shown under its own name), and its gradient follows from the definition.
+A student reading the gradient of ``np.trace(A)`` sees where the gradient goes (onto the diagonal) instead of a
+call to an opaque rule. Their names say what they stand for (``np_trace``, ``special_logit``),
+so that none is mistaken for, or clashes with, a name of the user's.
+
+Each definition takes the arguments NumPy's function takes, of which it implements the ones
+in its signature: an option it does not name (``np.trace(x, axis1=1)``) is refused when the
+call is read, with the option named. ``spelled`` lists the names under which NumPy, JAX's and
+autograd's NumPy (and SciPy, for ``scipy.special``) spell the function. Functions here call
+only NumPy (imported as ``numpy``, so that no user's ``np`` clashes with it) and each other.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy
+
+#: dotted path (``numpy.trace``) -> the definition
+DEFINITIONS: dict[str, Callable[..., Any]] = {}
+_NUMPY_ROOTS = ("numpy", "jax.numpy", "autograd.numpy")
+_SCIPY_ROOTS = ("scipy", "jax.scipy")
+
+
+def spelled(*names: str, roots: tuple[str, ...] = _NUMPY_ROOTS, torch: str = ""
+            ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a definition under ``names`` in each of ``roots``, and under ``torch``'s
+    names (space-separated) where torch's function takes the same arguments in the same
+    order (its keywords may differ: a keyword the definition lacks is refused, not guessed)."""
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        for name in names:
+            for root in roots:
+                DEFINITIONS[f"{root}.{name}"] = fn
+        for name in torch.split():
+            DEFINITIONS[f"torch.{name}"] = fn
+        return fn
+    return register
+
+
+def is_definition(obj: Any) -> bool:
+    return getattr(obj, "__module__", None) == __name__ and callable(obj)
+
+
+# --- diagonals and triangles --------------------------------------------------------------------
+@spelled("diagonal", torch="diagonal")
+def np_diagonal(a, offset=0):
+    """The entries a[i, i + offset] of the first two axes, as the last axis."""
+    n = a.shape[0]
+    m = a.shape[1]
+    if offset >= 0:
+        length = m - offset if m - offset < n else n
+        index = numpy.arange(length)
+        return numpy.moveaxis(a[index, index + offset], 0, -1)
+    length = n + offset if n + offset < m else m
+    index = numpy.arange(length)
+    return numpy.moveaxis(a[index - offset, index], 0, -1)
+
+
+@spelled("trace", torch="trace")
+def np_trace(a, offset=0):
+    """The sum of the diagonal."""
+    return numpy.sum(np_diagonal(a, offset), axis=-1)
+
+
+@spelled("diag", torch="diag")
+def np_diag(v, k=0):
+    """A 1-d array on the diagonal of a square matrix of zeros; of a 2-d array, its diagonal."""
+    if v.ndim != 1:
+        return np_diagonal(v, k)
+    size = v.shape[0] + (k if k >= 0 else -k)
+    index = numpy.arange(v.shape[0])
+    square = numpy.zeros((size, size), dtype=v.dtype)
+    if k >= 0:
+        square[index, index + k] = v
+    else:
+        square[index - k, index] = v
+    return square
+
+
+@spelled("tril", torch="tril")
+def np_tril(m, k=0):
+    """Entries on and below diagonal k of the last two axes; zeros above."""
+    rows = numpy.arange(m.shape[-2])
+    columns = numpy.arange(m.shape[-1])
+    below = rows[:, None] + k >= columns[None, :]
+    return numpy.where(below, m, 0)
+
+
+@spelled("triu", torch="triu")
+def np_triu(m, k=0):
+    """Entries on and above diagonal k of the last two axes; zeros below."""
+    rows = numpy.arange(m.shape[-2])
+    columns = numpy.arange(m.shape[-1])
+    above = columns[None, :] - rows[:, None] >= k
+    return numpy.where(above, m, 0)
+
+
+# --- differences, sums along an axis ------------------------------------------------------------
+@spelled("diff", torch="diff")
+def np_diff(a, n=1, axis=-1):
+    """Each entry minus the one before it along ``axis``, ``n`` times."""
+    moved = numpy.moveaxis(a, axis, -1)
+    for _ in range(n):
+        moved = moved[..., 1:] - moved[..., :-1]
+    return numpy.moveaxis(moved, -1, axis)
+
+
+@spelled("trapezoid", "trapz", torch="trapezoid trapz")
+def np_trapezoid(y, x=None, dx=1.0, axis=-1):
+    """The trapezoidal rule along ``axis``: spacing ``dx``, or the differences of ``x``."""
+    moved = numpy.moveaxis(y, axis, -1)
+    heights = (moved[..., 1:] + moved[..., :-1]) / 2.0
+    if x is None:
+        return numpy.sum(heights * dx, axis=-1)
+    return numpy.sum(heights * np_diff(x), axis=-1)
+
+
+@spelled("ptp")
+def np_ptp(a, axis=None):
+    """The range, maximum minus minimum."""
+    if axis is None:
+        return numpy.max(a) - numpy.min(a)
+    return numpy.max(a, axis=axis) - numpy.min(a, axis=axis)
+
+
+@spelled("cumprod")
+def np_cumprod(a, axis=None):
+    """Running products, one multiplication per entry along ``axis`` (flattened without)."""
+    moved = numpy.reshape(a, (-1,)) if axis is None else numpy.moveaxis(a, axis, 0)
+    products = [moved[0]]
+    for i in range(1, moved.shape[0]):
+        products.append(products[i - 1] * moved[i])
+    stacked = numpy.stack(products)
+    return stacked if axis is None else numpy.moveaxis(stacked, 0, axis)
+
+
+@spelled("polyval")
+def np_polyval(p, x):
+    """The polynomial with coefficients ``p`` (highest power first) at ``x``, by Horner's rule."""
+    value = x * 0.0
+    for coefficient in p:
+        value = value * x + coefficient
+    return value
+
+
+# --- joining --------------------------------------------------------------------------------------
+@spelled("vstack", "row_stack", torch="vstack row_stack")
+def np_vstack(tup):
+    """Rows on top of each other (a 1-d array is one row)."""
+    return numpy.concatenate([numpy.atleast_2d(t) for t in tup], axis=0)
+
+
+@spelled("hstack", torch="hstack")
+def np_hstack(tup):
+    """Side by side: along the first axis for 1-d arrays, the second otherwise."""
+    arrays = [numpy.atleast_1d(t) for t in tup]
+    if arrays[0].ndim == 1:
+        return numpy.concatenate(arrays, axis=0)
+    return numpy.concatenate(arrays, axis=1)
+
+
+@spelled("column_stack", torch="column_stack")
+def np_column_stack(tup):
+    """1-d arrays as columns, 2-d arrays as they are, side by side."""
+    columns = []
+    for t in tup:
+        if numpy.ndim(t) < 2:
+            columns.append(numpy.reshape(t, (-1, 1)))
+        else:
+            columns.append(t)
+    return numpy.concatenate(columns, axis=1)
+
+
+@spelled("roll", torch="roll")
+def np_roll(a, shift, axis=None):
+    """Entries moved ``shift`` places along ``axis`` (of the flattened array without), the
+    last ones coming round to the front."""
+    moved = numpy.reshape(a, (-1,)) if axis is None else numpy.moveaxis(a, axis, 0)
+    n = moved.shape[0]
+    cut = n - shift % n
+    rolled = numpy.concatenate([moved[cut:], moved[:cut]], axis=0)
+    if axis is None:
+        return numpy.reshape(rolled, numpy.shape(a))
+    return numpy.moveaxis(rolled, 0, axis)
+
+
+# --- products ---------------------------------------------------------------------------------------
+@spelled("cross")
+def np_cross(a, b):
+    """The cross product of 3-vectors along the last axis."""
+    return numpy.stack([a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1],
+                        a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
+                        a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]], axis=-1)
+
+
+@spelled("kron", torch="kron")
+def np_kron(a, b):
+    """The Kronecker product of two 1-d or two 2-d arrays: each entry of a times all of b."""
+    if a.ndim == 1:
+        return numpy.reshape(a[:, None] * b[None, :], (-1,))
+    blocks = a[:, None, :, None] * b[None, :, None, :]
+    return numpy.reshape(blocks, (a.shape[0] * b.shape[0], a.shape[1] * b.shape[1]))
+
+
+# --- elementwise ------------------------------------------------------------------------------------
+@spelled("deg2rad", "radians", torch="deg2rad")
+def np_deg2rad(x):
+    return x * (numpy.pi / 180.0)
+
+
+@spelled("rad2deg", "degrees", torch="rad2deg")
+def np_rad2deg(x):
+    return x * (180.0 / numpy.pi)
+
+
+@spelled("exp2", torch="exp2")
+def np_exp2(x):
+    return numpy.exp(x * numpy.log(2.0))
+
+
+@spelled("special.logit", roots=_SCIPY_ROOTS, torch="logit special.logit")
+def special_logit(x):
+    """log(x / (1 - x)), the inverse of the sigmoid."""
+    return numpy.log(x) - numpy.log1p(-x)
+
+
+@spelled("average")
+def np_average(a, axis=None, weights=None):
+    """The mean, or the mean weighted by ``weights`` (of a's shape, or 1-d along ``axis``)."""
+    if weights is None:
+        if axis is None:
+            return numpy.mean(a)
+        return numpy.mean(a, axis=axis)
+    if axis is None:
+        return numpy.sum(a * weights) / numpy.sum(weights)
+    if numpy.ndim(weights) == numpy.ndim(a):
+        return numpy.sum(a * weights, axis=axis) / numpy.sum(weights, axis=axis)
+    moved = numpy.moveaxis(a, axis, -1)
+    return numpy.sum(moved * weights, axis=-1) / numpy.sum(weights)
