@@ -36,3 +36,11 @@ class NoRuleError(GradlabError):
 
 class BackendError(GradlabError, TypeError):
     """Values from an unsupported type, or from two frameworks in one operation."""
+
+
+def gradlab_refuses(message: str) -> None:
+    """Raise a :class:`GradlabError` with ``message``. The definitions gradlab writes NumPy
+    functions out as (``codegen/rules/definitions.py``) call it, kept as written in the generated
+    code, where an argument is one they do not implement (``np.kron`` of a 3-d array): a clear
+    refusal at run time, where the shapes are known, instead of an IndexError from inside."""
+    raise GradlabError(message)

@@ -16,13 +16,14 @@ from typing import Any
 
 import gast
 
+from ..errors import gradlab_refuses
 from ..tensor.primitive import Meaning
 from ..tensor.spec import STATIC_CALLS
 from .parse import Scope
 from .opaque import framework_function_without_rule, is_opaque_callable
-from .rules.definitions import DEFINITIONS, is_definition
 from .primitives import DIALECT_SENSITIVE, METHODS, PATHS, signature
 from .rules import custom_rule_for, custom_signature, is_custom
+from .rules.definitions import DEFINITIONS, is_definition
 
 
 def gives_no_gradient(path: str) -> bool:
@@ -135,6 +136,8 @@ class Resolver:
             res = self._spelled(meaning, node, label)
             module = getattr(target, "__module__", None) or path
             return replace(res, module=module) if isinstance(module, str) else res
+        if target is gradlab_refuses:        # a definition's refusal, kept as written
+            return Resolution("static", label=label)
         definition = DEFINITIONS.get(path) if path else None
         if definition is not None or is_definition(target):   # np.trace, written out
             return Resolution("user", callee=definition or target, label=label)

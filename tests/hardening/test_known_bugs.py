@@ -3987,3 +3987,20 @@ def test_a_lambda_used_as_a_value_is_refused_at_its_line() -> None:
     with pytest.raises(GradlabError, match="lambda ... is used here as a value") as e:
         gradlab.grad(lambda_used_as_a_value)(X3)
     assert "fs = [g, g]" in str(e.value)
+
+
+# --- an index inside an index (x[np.arange(n)[:, None], order]): the rule's dy[index], read with
+# the layer's getitem, kept the inner index's slice as written and the code did not compile ---
+def rows_taken_in_sorted_order(x):
+    order = np.argsort(x, axis=1)
+    picked = x[np.arange(x.shape[0])[:, None], order]
+    return np.sum(picked * np.arange(1.0, 4.0) ** 2)
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_an_index_array_built_with_a_slice_inside_an_index(framework) -> None:
+    require(framework)
+    x = np.array([[0.3, -0.2, 0.5], [1.1, 0.4, -0.7]])
+    want = central_difference(rows_taken_in_sorted_order, x)
+    got = gradlab.grad(rows_taken_in_sorted_order)(to_framework(x, framework))
+    np.testing.assert_allclose(to_numpy(got), want, rtol=1e-6, atol=1e-8)

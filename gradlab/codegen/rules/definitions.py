@@ -20,6 +20,8 @@ from typing import Any, Callable
 
 import numpy
 
+from ...errors import gradlab_refuses
+
 #: dotted path (``numpy.trace``) -> the definition
 DEFINITIONS: dict[str, Callable[..., Any]] = {}
 _NUMPY_ROOTS = ("numpy", "jax.numpy", "autograd.numpy")
@@ -42,13 +44,16 @@ def spelled(*names: str, roots: tuple[str, ...] = _NUMPY_ROOTS, torch: str = ""
 
 
 def is_definition(obj: Any) -> bool:
-    return getattr(obj, "__module__", None) == __name__ and callable(obj)
+    return getattr(obj, "__module__", None) == __name__ and callable(obj) and (
+        getattr(obj, "__name__", "").startswith(("np_", "special_")))
 
 
 # --- diagonals and triangles --------------------------------------------------------------------
 @spelled("diagonal", torch="diagonal")
 def np_diagonal(a, offset=0):
     """The entries a[i, i + offset] of the first two axes, as the last axis."""
+    if a.ndim < 2:
+        gradlab_refuses("np.diagonal, np.trace: the array needs two axes or more")
     n = a.shape[0]
     m = a.shape[1]
     if offset >= 0:
@@ -84,6 +89,9 @@ def np_diag(v, k=0):
 @spelled("tril", torch="tril")
 def np_tril(m, k=0):
     """Entries on and below diagonal k of the last two axes; zeros above."""
+    if m.ndim < 2:
+        gradlab_refuses("np.tril of an array of fewer than two axes: gradlab's definition "
+                        "takes a matrix (or a stack of them)")
     rows = numpy.arange(m.shape[-2])
     columns = numpy.arange(m.shape[-1])
     below = rows[:, None] + k >= columns[None, :]
@@ -93,6 +101,9 @@ def np_tril(m, k=0):
 @spelled("triu", torch="triu")
 def np_triu(m, k=0):
     """Entries on and above diagonal k of the last two axes; zeros below."""
+    if m.ndim < 2:
+        gradlab_refuses("np.triu of an array of fewer than two axes: gradlab's definition "
+                        "takes a matrix (or a stack of them)")
     rows = numpy.arange(m.shape[-2])
     columns = numpy.arange(m.shape[-1])
     above = columns[None, :] - rows[:, None] >= k
@@ -103,6 +114,8 @@ def np_triu(m, k=0):
 @spelled("diff", torch="diff")
 def np_diff(a, n=1, axis=-1):
     """Each entry minus the one before it along ``axis``, ``n`` times."""
+    if a.ndim == 0:
+        gradlab_refuses("np.diff of a 0-d value (NumPy raises too)")
     moved = numpy.moveaxis(a, axis, -1)
     for _ in range(n):
         moved = moved[..., 1:] - moved[..., :-1]
@@ -145,6 +158,33 @@ def np_polyval(p, x):
     for coefficient in p:
         value = value * x + coefficient
     return value
+
+
+@spelled("sort")
+def np_sort(a, axis=-1):
+    """The entries in increasing order along ``axis`` (of the flattened array for None): each
+    row taken in the order ``argsort`` gives, so the gradient goes back to where each came from."""
+    moved = numpy.reshape(a, (-1,)) if axis is None else numpy.moveaxis(a, axis, -1)
+    rows = numpy.reshape(moved, (-1, moved.shape[-1]))
+    order = numpy.argsort(rows, axis=-1)
+    picked = rows[numpy.arange(rows.shape[0])[:, None], order]
+    if axis is None:
+        return numpy.reshape(picked, (-1,))
+    return numpy.moveaxis(numpy.reshape(picked, moved.shape), -1, axis)
+
+
+@spelled("median")
+def np_median(a, axis=None):
+    """The middle entry along ``axis`` once sorted (of the flattened array for None), or the
+    mean of the middle two."""
+    if axis is None:
+        ordered = np_sort(a, None)
+    else:
+        ordered = numpy.moveaxis(np_sort(a, axis), axis, -1)
+    n = ordered.shape[-1]
+    if n % 2 == 1:
+        return ordered[..., n // 2]
+    return (ordered[..., n // 2 - 1] + ordered[..., n // 2]) / 2.0
 
 
 # --- joining --------------------------------------------------------------------------------------
@@ -192,6 +232,8 @@ def np_roll(a, shift, axis=None):
 @spelled("cross")
 def np_cross(a, b):
     """The cross product of 3-vectors along the last axis."""
+    if a.shape[-1] != 3 or b.shape[-1] != 3:
+        gradlab_refuses("np.cross: gradlab's definition takes 3-vectors along the last axis")
     return numpy.stack([a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1],
                         a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
                         a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]], axis=-1)
@@ -200,10 +242,38 @@ def np_cross(a, b):
 @spelled("kron", torch="kron")
 def np_kron(a, b):
     """The Kronecker product of two 1-d or two 2-d arrays: each entry of a times all of b."""
+    if a.ndim != b.ndim or a.ndim == 0 or a.ndim > 2:
+        gradlab_refuses("np.kron: gradlab's definition takes two 1-d or two 2-d arrays")
     if a.ndim == 1:
         return numpy.reshape(a[:, None] * b[None, :], (-1,))
     blocks = a[:, None, :, None] * b[None, :, None, :]
     return numpy.reshape(blocks, (a.shape[0] * b.shape[0], a.shape[1] * b.shape[1]))
+
+
+@spelled("inner")
+def np_inner(a, b):
+    """Sums of products over the last axis of each: every row of a against every row of b."""
+    if a.ndim == 0 or b.ndim == 0:
+        return a * b
+    size = a.shape[-1]
+    products = numpy.reshape(a, (-1, size)) @ numpy.transpose(numpy.reshape(b, (-1, size)))
+    return numpy.reshape(products, a.shape[:-1] + b.shape[:-1])
+
+
+@spelled("linalg.matrix_power")
+def np_matrix_power(a, n):
+    """``a @ a @ ... @ a``, n times (the inverse's powers for n < 0; the identity for 0)."""
+    if n == 0:
+        return numpy.zeros_like(a) + numpy.eye(a.shape[-1], dtype=a.dtype)
+    base = a
+    times = n
+    if n < 0:
+        base = numpy.linalg.inv(a)
+        times = -n
+    power = base
+    for _ in range(times - 1):
+        power = power @ base
+    return power
 
 
 # --- elementwise ------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from ...errors import GradlabError
 from ...tensor.primitive import BROADCASTING
 from ...tensor.spec import PRIMITIVES, TABLE
 from .. import trees
+from ..build import index_value
 from .fold import constant, fold, literal_value
 from .templates import Rule, derivative_name
 
@@ -92,7 +93,8 @@ class _IndexByCall(gast.NodeTransformer):
         self.generic_visit(node)
         func = gast.Attribute(value=gast.Name("gl", gast.Load(), None, None), attr="getitem",
                               ctx=gast.Load())
-        return gast.Call(func=func, args=[node.value, node.slice], keywords=[])
+        # (an index inside the index, arange(n)[:, None], is a value there: slice(None))
+        return gast.Call(func=func, args=[node.value, index_value(node.slice)], keywords=[])
 
 
 def instantiate(rule: Rule, bindings: dict[str, Any], adjoint_of: Callable[[str], str],

@@ -17,7 +17,7 @@ try:
 except ImportError:         # the torch spellings' test is skipped
     torch = None
 
-S = np.array([[0.9, -0.3, 0.4, 0.7], [0.2, 1.1, -0.5, 0.3], [0.3, 0.1, 1.3, -0.8]])
+S = np.array([[0.9, -0.3, 0.4, 0.7], [0.2, 1.1, -0.5, 0.35], [0.3, 0.1, 1.3, -0.8]])   # no ties
 T = np.array([[[0.5, -0.2], [0.1, 0.4]], [[-0.3, 0.8], [0.6, 0.2]]])
 
 
@@ -44,12 +44,18 @@ def angles(x): return np.sum(np.sin(np.deg2rad(x * 90)) + np.rad2deg(x) ** 2 / 1
 def powers_of_two(x): return np.sum(np.exp2(x) ** 2)                      # noqa: E704
 def averages(x): return np.average(x ** 2) + np.sum(np.average(x, axis=1, weights=np.array([1.0, 2.0, 3.0, 4.0])) ** 2)  # noqa: E704,E501
 
+def sorts(x): return np.sum(np.sort(x) * S) + np.sum(np.sort(x, axis=0) ** 2 * S) + np.sum(np.sort(x, axis=None) * np.arange(12.0))  # noqa: E704,E501
+def medians(x): return np.median(x) ** 2 + np.sum(np.median(x, axis=1) ** 2) + np.sum(np.median(x, axis=0))  # noqa: E704,E501
+def inner_products(x): return np.sum(np.inner(x, x) ** 2) + np.inner(x[0], x[1]) + np.sum(np.inner(x, x[2]))  # noqa: E704,E501
+def matrix_powers(x): return np.sum(np.linalg.matrix_power(x[:, :3], 3)) + np.sum(np.linalg.matrix_power(x[:, 1:] + 2 * np.eye(3), -2)) + np.sum(np.linalg.matrix_power(x[:, :3], 0) * x[:, :3])  # noqa: E704,E501
+
 
 CASES = [(trace_square, S), (trace_offset, S), (trace_of_3d, T), (diagonal_offsets, S),
          (diag_of_a_vector, S), (diag_of_a_matrix, S), (triangles, S), (triangle_offsets, S),
          (diffs, S), (trapezoids, S), (ranges, S), (cumulative_products, S), (polynomial, S),
          (polynomial_of_values, S), (stacks, S), (column_stacks, S), (rolls, S),
-         (cross_products, S), (kronecker, S), (angles, S), (powers_of_two, S), (averages, S)]
+         (cross_products, S), (kronecker, S), (angles, S), (powers_of_two, S), (averages, S),
+         (sorts, S), (medians, S), (inner_products, S), (matrix_powers, S)]
 
 
 def _direction(x: np.ndarray) -> np.ndarray:
@@ -91,10 +97,21 @@ def test_torch_spellings_of_definitions() -> None:
 def trace_of_other_axes(x): return np.trace(x, axis1=0, axis2=2)        # noqa: E704
 
 
+def kron_of_3d(x): return np.sum(np.kron(x, x))                           # noqa: E704
+def triangle_of_a_vector(x): return np.sum(np.tril(x[0]))                  # noqa: E704
+
+
 def test_an_option_a_definition_does_not_take_is_refused() -> None:
     with pytest.raises(GradlabError, match="axis1") as e:
         gradlab.grad(trace_of_other_axes)(T)
     assert "line" in str(e.value)
+
+
+@pytest.mark.parametrize("f, x, says", [(kron_of_3d, T, "two 1-d or two 2-d arrays"),
+                                        (triangle_of_a_vector, S, "fewer than two axes")])
+def test_an_argument_a_definition_does_not_implement_is_refused(f, x, says) -> None:
+    with pytest.raises(GradlabError, match=says):
+        gradlab.grad(f)(x)
 
 
 def test_each_definition_is_spelled_in_numpy_and_jax() -> None:
