@@ -1229,15 +1229,15 @@ def _keepdims_decides(kwargs: dict[str, ir.Atom]) -> bool:
 
 def _none_decides(prim: str, kwargs: dict[str, ir.Atom]) -> str | None:
     """An option given as a variable (``axis=axis``) that the primitive's rules compare with
-    None, where no literal settles them (``keepdims=True`` does ``axis is None or keepdims``)."""
+    None (``keepdims=True`` settles sum's ``axis is None or keepdims`` but not mean's
+    ``if axis is None ... elif keepdims``: branched on at run time either way)."""
     if not any(isinstance(v, gast.Name) for v in kwargs.values()):
         return None       # (the common case, decided without reading the rules)
     tested: set[str] = set()
     for table in (ADJOINTS, TANGENTS):
         if prim in table:
             tested |= tested_for_none(table[prim])
-    flag = kwargs.get("keepdims")
-    if not tested or isinstance(flag, gast.Constant) and flag.value is True:
+    if not tested:
         return None
     return next((p for p in sorted(tested) if isinstance(kwargs.get(p), gast.Name)), None)
 

@@ -18,10 +18,13 @@ Forward-mode (tangent) templates use the same style with ``_dot`` for tangents:
 The rules live in :mod:`.reverse` (adjoints) and :mod:`.forward` (tangents), written with the
 decorators of :mod:`.templates`; :mod:`.custom` registers the user's own primitives;
 :mod:`.instantiate` applies a rule to one statement, and :mod:`.fold` simplifies the result.
+Functions with no rule of their own that are written out as Python in terms of primitives
+(``np.trace``, ``F.gelu``) are in :mod:`.definitions` and :mod:`.activations`.
 """
 from __future__ import annotations
 
 from . import forward, reverse  # noqa: F401  (importing them registers the built-in templates)
+from . import activations, definitions  # noqa: F401  (... and the functions written out)
 from .custom import (custom_function, custom_rule_for, custom_signature, is_custom,
                      register_custom, register_nondifferentiable)
 from .fold import LINEAR

@@ -12,18 +12,27 @@ Each definition takes the arguments NumPy's function takes, of which it implemen
 in its signature: an option it does not name (``np.trace(x, axis1=1)``) is refused when the
 call is read, with the option named. ``spelled`` lists the names under which NumPy, JAX's and
 autograd's NumPy (and SciPy, for ``scipy.special``) spell the function. Functions here call
-only NumPy (imported as ``numpy``, so that no user's ``np`` clashes with it) and each other.
+only NumPy (imported as ``numpy``, so that no user's ``np`` clashes with it), ``math``, SciPy
+and each other; :mod:`.activations` defines the neural-network functions the same way.
 """
 from __future__ import annotations
 
 from typing import Any, Callable
 
+import math
+
 import numpy
 
 from ...errors import gradlab_refuses
 
+try:        # (SciPy is optional: its definitions are reached only from calls of SciPy's)
+    import scipy.special
+except ImportError:  # pragma: no cover
+    scipy = None
+
 #: dotted path (``numpy.trace``) -> the definition
 DEFINITIONS: dict[str, Callable[..., Any]] = {}
+_DEFINED: set[Callable[..., Any]] = set()
 _NUMPY_ROOTS = ("numpy", "jax.numpy", "autograd.numpy")
 _SCIPY_ROOTS = ("scipy", "jax.scipy")
 
@@ -34,6 +43,7 @@ def spelled(*names: str, roots: tuple[str, ...] = _NUMPY_ROOTS, torch: str = ""
     names (space-separated) where torch's function takes the same arguments in the same
     order (its keywords may differ: a keyword the definition lacks is refused, not guessed)."""
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        _DEFINED.add(fn)
         for name in names:
             for root in roots:
                 DEFINITIONS[f"{root}.{name}"] = fn
@@ -44,8 +54,11 @@ def spelled(*names: str, roots: tuple[str, ...] = _NUMPY_ROOTS, torch: str = ""
 
 
 def is_definition(obj: Any) -> bool:
-    return getattr(obj, "__module__", None) == __name__ and callable(obj) and (
-        getattr(obj, "__name__", "").startswith(("np_", "special_")))
+    """Whether ``obj`` is one of the definitions (called by another one, by its name)."""
+    try:
+        return obj in _DEFINED
+    except TypeError:       # unhashable
+        return False
 
 
 # --- diagonals and triangles --------------------------------------------------------------------
@@ -311,3 +324,104 @@ def np_average(a, axis=None, weights=None):
         return numpy.sum(a * weights, axis=axis) / numpy.sum(weights, axis=axis)
     moved = numpy.moveaxis(a, axis, -1)
     return numpy.sum(moved * weights, axis=-1) / numpy.sum(weights)
+
+
+@spelled("nansum")
+def np_nansum(a, axis=None):
+    """The sum with NaN entries counted as zero (they get no gradient)."""
+    if axis is None:
+        return numpy.sum(numpy.where(numpy.isnan(a), 0, a))
+    return numpy.sum(numpy.where(numpy.isnan(a), 0, a), axis=axis)
+
+
+@spelled("nanmean")
+def np_nanmean(a, axis=None):
+    """The mean of the entries that are not NaN."""
+    kept = numpy.logical_not(numpy.isnan(a))
+    values = numpy.where(kept, a, 0)
+    if axis is None:
+        return numpy.sum(values) / numpy.sum(kept)
+    return numpy.sum(values, axis=axis) / numpy.sum(kept, axis=axis)
+
+
+@spelled("heaviside", torch="heaviside")
+def np_heaviside(x1, x2):
+    """0 below zero, 1 above, ``x2`` at zero (a step: no gradient through ``x1``)."""
+    return numpy.where(x1 > 0, 1.0, numpy.where(x1 == 0, x2, 0.0))
+
+
+@spelled("fabs")
+def np_fabs(x):
+    return numpy.abs(x)
+
+
+@spelled("positive")
+def np_positive(x):
+    return x
+
+
+@spelled("rint")
+def np_rint(x):
+    return numpy.round(x)
+
+
+@spelled("trunc", "fix", torch="trunc fix")
+def np_trunc(x):
+    """Rounded towards zero (a step: no gradient)."""
+    return numpy.where(x >= 0, numpy.floor(x), numpy.ceil(x))
+
+
+@spelled("fmod", torch="fmod")
+def np_fmod(x1, x2):
+    """The remainder with the sign of the dividend (C's fmod)."""
+    return x1 - np_trunc(x1 / x2) * x2
+
+
+@spelled("logaddexp2")
+def np_logaddexp2(x1, x2):
+    """log2(2**x1 + 2**x2)."""
+    return numpy.logaddexp(x1 * numpy.log(2.0), x2 * numpy.log(2.0)) / numpy.log(2.0)
+
+
+@spelled("vdot")
+def np_vdot(a, b):
+    """The dot product of the flattened arrays, the first conjugated."""
+    return numpy.sum(numpy.conj(numpy.reshape(a, (-1,))) * numpy.reshape(b, (-1,)))
+
+
+@spelled("tensordot", torch="tensordot")
+def np_tensordot(a, b, axes=2):
+    """The last ``axes`` axes of a against the first of b (an int; pairs of axis lists are
+    refused)."""
+    if not isinstance(axes, int):
+        gradlab_refuses("np.tensordot: gradlab's definition takes axes as an int")
+    size = 1
+    for d in a.shape[a.ndim - axes:]:
+        size = size * d
+    product = numpy.reshape(a, (-1, size)) @ numpy.reshape(b, (size, -1))
+    return numpy.reshape(product, a.shape[:a.ndim - axes] + b.shape[axes:])
+
+
+@spelled("special.xlogy", roots=_SCIPY_ROOTS, torch="xlogy special.xlogy")
+def special_xlogy(x, y):
+    """x * log(y), 0 where x is 0 (y there is read as 1, so its gradient stays finite)."""
+    zero = x == 0
+    return numpy.where(zero, 0.0, x * numpy.log(numpy.where(zero, 1.0, y)))
+
+
+@spelled("special.log_softmax", roots=_SCIPY_ROOTS)
+def special_log_softmax(x, axis=None):
+    """x minus the log of the sum of its exponentials."""
+    if axis is None:
+        return x - scipy.special.logsumexp(x)
+    return x - scipy.special.logsumexp(x, axis=axis, keepdims=True)
+
+
+@spelled("erfc", roots=("math",))
+def math_erfc(x):
+    return 1.0 - math.erf(x)
+
+
+@spelled("radians", roots=("math",))
+def math_radians(x):
+    return x * (math.pi / 180.0)
