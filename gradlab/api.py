@@ -45,6 +45,22 @@ if TYPE_CHECKING:
 Wrt = Union[int, str, Sequence[Union[int, str]]]
 
 
+def types_of(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The argument types a variant is looked up by; a list's or tuple's with its items'
+    (a list of torch tensors after a list of NumPy arrays needs the code made for torch)."""
+    kinds = tuple(map(type, args))
+    if list in kinds or tuple in kinds:
+        return tuple(_deep_type(a) for a in args)
+    return kinds
+
+
+def _deep_type(value: Any) -> Any:
+    kind = type(value)
+    if kind is list or kind is tuple:
+        return (kind,) + tuple(_deep_type(v) for v in value)
+    return kind
+
+
 def _transforms() -> types.ModuleType:
     """The code generator (:mod:`gradlab.transforms` and the codegen under it), loaded by the
     first transform: it is most of gradlab's import time, and ``import gradlab`` keeps to its
@@ -356,7 +372,7 @@ class GeneratedFunction:
                                    if p in indexed and getattr(a, "ndim", None) == 1)
 
     def _select(self, args: tuple[Any, ...]) -> tuple[Callable[..., Any], Any]:
-        types = tuple(map(type, args))
+        types = types_of(args)
         # where a variant depends on the inputs' ranks (see _scalars), the types do not say
         # which variant runs: the types and the ranks do (a dict of its own: the fast paths
         # that look up types alone must not find it)
@@ -491,7 +507,7 @@ class GradientFunction(GeneratedFunction):
     def _call_checked(self, key: tuple[Any, ...], args: tuple[Any, ...], seed: Any,
                       kwargs: dict[str, Any]) -> Any:
         """A call off the fast path: the first for this layout goes through the guard."""
-        types = tuple(map(type, args))
+        types = types_of(args)
         hit = self._by_types.get(types)
         if hit is None:
             if self._takes_containers(args, kwargs):
@@ -914,7 +930,7 @@ class JVPFunction(GeneratedFunction):
         """The function's arguments, the tangents by the keyword names of the implementation
         chosen for these inputs, the implementation, and its framework."""
         if not kwargs and len(args) == self._arity and not self.many:   # the common call
-            types = tuple(map(type, args))
+            types = types_of(args)
             hit = self._by_types.get(types)
             if hit is None and self._by_ranks:   # code that knows u[t] is a number (_scalars)
                 hit = self._by_ranks.get((types, tuple([getattr(a, "ndim", None)
@@ -942,7 +958,7 @@ class JVPFunction(GeneratedFunction):
     def _with_containers(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         """Whether the call passes container arguments (asked only where the argument types
         were not seen before: containers never get that far)."""
-        return (bool(kwargs) or tuple(map(type, args)) not in self._by_types) and \
+        return (bool(kwargs) or types_of(args) not in self._by_types) and \
             self._takes_containers(args[:-1], kwargs)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

@@ -57,6 +57,9 @@ def layout(args: tuple[Any, ...]) -> tuple[Any, ...]:
     out: list[Any] = []
     for a in args:
         t = type(a)
+        if t is list or t is tuple:     # its items' too: a list of tensors after one of
+            out.append((t, layout(tuple(a))))      # NumPy arrays is a new layout
+            continue
         shape = None if t in _UNSHAPED else getattr(a, "shape", None)
         if shape is None:
             out.append(t)

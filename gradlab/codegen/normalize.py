@@ -104,6 +104,7 @@ class Normalizer:
         self.partials: dict[str, tuple[gast.expr, list[gast.expr], list[gast.keyword]]] = {}
         #: loss = lambda p: ...: loss's calls read as the lambda's expression of their arguments
         self.lambdas: dict[str, gast.Lambda] = {}
+        self.expanding: set[str] = set()           # the lambdas whose bodies are being read
 
     # --- entry ------------------------------------------------------------------------------
     def function(self) -> ir.Function:
@@ -572,6 +573,12 @@ class Normalizer:
             raise self.parsed.error(f"{name}: a lambda with *args, **kwargs or keyword-only "
                                     f"parameters, or a call of one with * or **, is not "
                                     f"supported: write a def", node, "lambda")
+        if any(not isinstance(d, gast.Constant) for d in spec.defaults):
+            raise self.parsed.error(f"{name}: a lambda's default that is not a literal is "
+                                    f"evaluated where the lambda is made: write a def", node,
+                                    "lambda")
+        if name in self.expanding:
+            raise self.parsed.error(f"{name} calls itself: write a def", node, "lambda")
         params = [a.id for a in spec.args]
         given: dict[str, gast.expr] = dict(zip(params, node.args))
         for k in node.keywords:
@@ -583,6 +590,7 @@ class Normalizer:
                                     f"match", node, "lambda")
         values = {p: _as_expr(self.atom(given[p])) if p in given else defaults[p]
                   for p in params}
+        self.expanding.add(name)         # (until the body is read: see _call)
         return _Substituted(values).visit(copy.deepcopy(lam.body))
 
     def _partial_call(self, node: gast.Call) -> gast.Call | None:
@@ -841,7 +849,10 @@ class Normalizer:
             return self._call(spelled)
         body = self._lambda_call(node)
         if body is not None:
-            return self.op(body)
+            try:
+                return self.op(body)
+            finally:
+                self.expanding.discard(node.func.id)  # type: ignore[attr-defined]
         updated = self._indexed_update(node)
         if updated is not None:
             return updated

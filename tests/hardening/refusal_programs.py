@@ -245,11 +245,11 @@ def uses_no_rule_math(x):
 
 
 def uses_math_without_rule(x):
-    return math.erfc(x) * 2.0
+    return math.gamma(x) * 2.0
 
 
-def uses_math_radians(x):
-    return math.radians(x) * x
+def uses_math_radians(x):       # (math.radians itself is written out: definitions.py)
+    return math.lgamma(x) * x
 
 
 def uses_method_of_object(x):
