@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from hypothesis import strategies as st
+
 from tests.hardening.people.inputs import Param
 
 KINDS = ("arrays", "layer", "mlp", "pairs")
@@ -34,7 +36,6 @@ def list_param(draw: Callable[[Any], Any], kind: str, name: str, dialect: str,
                float32: bool) -> tuple[Param, tuple[int, ...] | None]:
     """A list parameter of ``kind`` and the shape of the input ``x`` its layers take (None for
     ``arrays``). TensorFlow's ``@`` takes matrices only: its ``x`` is a batch of rows."""
-    from hypothesis import strategies as st
     dtype = "float32" if float32 else "float64"
 
     def item(k: int, shape: tuple[int, ...], label: str = "") -> Param:
@@ -113,7 +114,7 @@ class ListBodies:
                 len(_shape(var.value)) in ((2,) if self.ctx.dialect == "tensorflow" else (1, 2))
                 and _shape(var.value)[-1] == n and hasattr(var.value, "dtype")
                 and "float" in str(var.value.dtype)]
-        if not fits:
+        if not fits:     # (builder imports this module: its Rejected is imported here)
             from tests.hardening.people.builder import Rejected
             raise Rejected("no input for the list's layers")
         params = [k for k in fits if k in self.ctx.param_names]

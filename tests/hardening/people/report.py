@@ -55,8 +55,8 @@ def list_argument_counts(checked: list[dict[str, Any]], failing: list[dict[str, 
                          ) -> list[str]:
     """Programs with a list (or tuple) argument, by construct, with how many fail: the kinds
     of list and the ways the body reads it."""
-    made = collections.Counter()
-    failed = collections.Counter()
+    made: collections.Counter[str] = collections.Counter()
+    failed: collections.Counter[str] = collections.Counter()
     bad = {r["digest"] for r in failing}
     programs = [r for r in checked if any(LIST_CONSTRUCTS.match(c) for c in r["constructs"])]
     for r in programs:
