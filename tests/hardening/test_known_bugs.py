@@ -4004,3 +4004,34 @@ def test_an_index_array_built_with_a_slice_inside_an_index(framework) -> None:
     want = central_difference(rows_taken_in_sorted_order, x)
     got = gradlab.grad(rows_taken_in_sorted_order)(to_framework(x, framework))
     np.testing.assert_allclose(to_numpy(got), want, rtol=1e-6, atol=1e-8)
+
+
+# --- a list argument's framework is not part of the call's key (people fuzzer, seed 9191) ------
+# ``guard.layout`` keys a call by each argument's type, and for an array its shape and dtype: a
+# list argument is keyed as ``list`` alone. A transform called with a list of NumPy arrays, then
+# with a list of another framework's arrays (no other array argument to tell them apart), runs
+# the NumPy code again: torch crashed (``ndarray * Tensor``), TensorFlow and JAX got NumPy arrays
+# back, or a list mixing both. The people oracle calls one transform on every backend in turn.
+# Fixed: a variant is looked up by a list's item types too (api.types_of, guard.layout).
+def mean_of_stacked_items(ws):
+    return np.sum(np.mean(np.stack(ws), 0) ** 2)
+
+
+def product_of_two_items(ws):
+    return np.sum(ws[0] * ws[1] - ws[-1])
+
+
+@pytest.mark.parametrize("f", [mean_of_stacked_items, product_of_two_items],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("framework", ["torch", "tensorflow", "jax"])
+def test_a_list_argument_of_another_framework_after_numpy(framework: str, f) -> None:
+    require(framework)
+    items = [np.array([0.5, 1.0, -0.3]), np.array([-0.3, 0.2, 0.4]), np.array([0.2, 0.1, 0.9])]
+    grad = gradlab.grad(f)
+    want = grad([a.copy() for a in items])
+    got = grad([to_framework(a, framework) for a in items])
+    assert type(got) is list and len(got) == len(items)
+    kind = type(to_framework(items[0], framework))
+    assert all(type(g) is kind for g in got), [type(g).__name__ for g in got]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(to_numpy(g), w, rtol=1e-12)

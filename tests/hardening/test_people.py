@@ -82,3 +82,43 @@ def test_people_programs(dialect: str, hardening_options) -> None:
     if failing and not hardening_options.people_all:
         pytest.fail(f"{len(failing)} {dialect} programs with wrong or crashing checks:\n" +
                     "\n".join(describe(v) for v in failing[:5]), pytrace=False)
+
+
+def test_people_programs_draw_list_arguments(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Programs whose ``f`` takes a list or tuple of arrays (``def f(params, x)``, a list of
+    ``(W, b)`` pairs): every kind is drawn, and the inputs are lists (tuples) of the dialect's
+    own arrays, shaped as their ``Param`` says, on which the program runs. (Every program draws
+    one here; the fuzzer's share is ``LIST_ARGUMENT_PERCENT``.)"""
+    import collections
+
+    from tests.hardening.people import builder, lists
+    from tests.hardening.people.inputs import (FRAMEWORK_OF, framework_of_value, to_dialect,
+                                               value_leaves)
+    from tests.hardening.people.program import load
+    monkeypatch.setattr(builder, "LIST_ARGUMENT_PERCENT", 100)
+    kinds: collections.Counter[str] = collections.Counter()
+
+    @settings(max_examples=60, deadline=None, database=None, derandomize=True,
+              phases=[Phase.generate], suppress_health_check=list(HealthCheck))
+    @given(people_programs())
+    def draw(program: PeopleProgram) -> None:
+        setup(FRAMEWORK_OF[program.dialect])
+        containers = [p for p in program.params if p.is_container]
+        assert len(containers) == 1
+        args = [to_dialect(v, program.dialect) for v in program.inputs()]
+        for p, value in zip(program.params, args):
+            if not p.is_container:
+                continue
+            kinds[lists.kind_label(p)] += 1
+            assert type(value) is (list if p.dtype == "list" else tuple)
+            assert len(value) == len(p.items)
+            for leaf, item in zip(p.leaves(), value_leaves(value), strict=True):
+                assert framework_of_value(item) == FRAMEWORK_OF[program.dialect]
+                assert tuple(item.shape) == leaf.shape
+        assert [c for c in program.constructs if c.startswith("list argument: ") and
+                not c.endswith(("differentiated", "differentiated one"))], "the list is not read"
+        load(program).f(*args)
+
+    draw()
+    assert set(kinds) == {"container: list argument", "container: tuple argument",
+                          "container: list of pairs argument"}, kinds

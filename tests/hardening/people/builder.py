@@ -22,7 +22,7 @@ from typing import Any, Callable
 import numpy as np
 from hypothesis import strategies as st
 
-from tests.hardening.people import forms, switches
+from tests.hardening.people import forms, lists, switches
 from tests.hardening.people.inputs import (DIALECTS, FRAMEWORK_OF, Param, framework_of_value,
                                            numpy_inputs, setup, to_dialect)
 from tests.hardening.people.program import PeopleProgram
@@ -79,6 +79,8 @@ PARAM_NAMES = ("x", "w", "b", "y", "W", "t")
 
 #: How often each dialect is drawn, and each kind of statement.
 DIALECT_WEIGHTS = {"numpy": 40, "torch": 25, "jax": 15, "tensorflow": 12, "autograd": 8}
+#: Programs (in a hundred) whose ``f`` takes a list or tuple of arrays (``lists.py``).
+LIST_ARGUMENT_PERCENT = 7
 
 
 def STOPS_GRADIENT(text: str, dialect: str) -> bool:
@@ -227,6 +229,14 @@ def stored_names(code: str) -> list[str]:
     return out
 
 
+def result_names(code: str) -> list[str]:
+    """The names ``code`` assigns one value to (``v = ...``, not loop variables or unpacked
+    items), in source order: the last is what the statement computes."""
+    assigns = [node for node in ast.walk(ast.parse(code)) if isinstance(node, ast.Assign)
+               and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)]
+    return [a.targets[0].id for a in sorted(assigns, key=lambda a: a.lineno)]  # type: ignore
+
+
 def read_names(code: str) -> set[str]:
     return {n.id for n in ast.walk(ast.parse(code))
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
@@ -281,6 +291,8 @@ class Builder:
         self.decorator: str | None = None
         self.defaults: list[str] = []       # "scale=0.5" parameters of f
         self.env: dict[str, Var] = {}
+        self.list_params: list[str] = []    # parameters that are lists or tuples of arrays
+        self.list_results: list[str] = []   # the values statements made of them
         self.counter = 0
         self.spellings = spellings_for(dialect)
         self.globals: dict[str, Any] = {}
@@ -369,6 +381,9 @@ class Builder:
                 self.env[n].value = v
         self.lines.extend("    " + line for line in code.splitlines())
         self.constructs.update(constructs)
+        if read_names(code) & set(self.list_params):
+            made = [n for n in result_names(code) if is_operand(self.env[n].value)]
+            self.list_results += made[-1:]
         for n in stored:
             if n in changed:
                 self.constructs.update(value_kinds(changed[n]))
@@ -806,9 +821,12 @@ class Builder:
         return self.assign(f"{x}{index}", f"subscript: {kind}")
 
     def container(self) -> tuple[str, tuple[str, ...]] | None:
+        kinds = ["dict", "list", "tuple", "unpack", "list_sum", "dict_loop", "nested", "pairs",
+                 "list_to_helpers", "pair_to_helper"]
+        kind = self.choice(kinds + (["list_argument"] * 3 if self.list_params else []))
+        if kind == "list_argument":
+            return self.list_argument()
         x, y = self.operand(), self.operand()
-        kind = self.choice(["dict", "list", "tuple", "unpack", "list_sum", "dict_loop",
-                            "nested", "pairs", "list_to_helpers", "pair_to_helper"])
         if kind == "list_sum" and not switches.BUILTIN_SUM_OF_ARRAYS or \
                 kind == "dict_loop" and not (switches.LOOP_OVER_DICT and switches.DICT_LITERALS) \
                 or kind in ("dict", "nested") and not switches.DICT_LITERALS:
@@ -851,6 +869,12 @@ class Builder:
                     ("container: loop over a dict",))
         return (f'{d} = {{"layers": [{x}, {y}]}}\n{v} = {d}["layers"][0] + {d}["layers"][1]',
                 ("container: nested dict/list",))
+
+    def list_argument(self) -> tuple[str, tuple[str, ...]] | None:
+        """A statement that reads a list (or tuple) parameter as people do (``lists.py``)."""
+        if not self.list_params:
+            return None
+        return lists.ListBodies(self, self.choice(self.list_params)).draw()
 
     def control(self) -> tuple[str, tuple[str, ...]] | None:
         x = self.operand()
@@ -945,7 +969,8 @@ class Builder:
             return (f"{v} = {self.names['array']}([{self.names['exp']}({t}) for {t} in {x}])",
                     ("array of a comprehension",))
         if kind == "inplace_param":
-            params = [p for p in self.param_names if p in self.env and p in self.wrt_names]
+            params = [p for p in self.param_names if p in self.env and p in self.wrt_names
+                      and p not in self.list_params]
             if not params:
                 return None
             p = self.choice(params)
@@ -1106,10 +1131,16 @@ class Builder:
             other = self.choice([c for c in carriers if c != name])
             more, kind = self.scalar_text(other, plain=True)
             ret = f"{ret} + {more}"
+        if output == "scalar" and self.list_results and self.list_results[-1] not in \
+                read_names(ret):     # what was made of a list argument reaches the value
+            more, _ = self.scalar_text(self.list_results[-1], plain=True)
+            ret = f"{ret} + {more}"
         return f"return {ret}", output
 
     def scalar_text(self, name: str, plain: bool = False) -> tuple[str, str]:
         """A scalar made of ``name`` (reduced, made real) and the output kind."""
+        if name in self.list_params:       # every item of a list argument, squared and summed
+            return lists.ListBodies(self, name).scalar(), "scalar"
         value = self.env[name].value
         a = as_numpy(value)
         N = self.names
@@ -1143,6 +1174,7 @@ class Builder:
     def build(self, params: tuple[Param, ...], wrt: tuple[int, ...], seed: int) -> tuple[str, str]:
         self.param_names = [p.name for p in params]
         self.wrt_names = [params[i].name for i in wrt]
+        self.list_params = [p.name for p in params if p.is_container]
         inputs = [to_dialect(v, self.dialect) for v in numpy_inputs(params, seed)]
         for p, value in zip(params, inputs):
             self.env[p.name] = Var(value, p.name in self.wrt_names)
@@ -1154,6 +1186,8 @@ class Builder:
             self.env[name] = Var(float(value) if "." in value or "e" in value else int(value),
                                  False)
             self.constructs.add("default argument")
+        if self.list_params:      # a list argument is read at least once, first (as people do)
+            self.attempt(self.list_argument, tries=12)
         self.body(self.integer(1, 6))
         ret, output = self.final_return()
         try:
@@ -1192,17 +1226,49 @@ def _param(draw: Callable[[Any], Any], name: str, dialect: str, differentiated: 
     return Param(name, shape, dtype, positive)
 
 
+def _list_signature(draw: Callable[[Any], Any], dialect: str
+                    ) -> tuple[tuple[Param, ...], tuple[int, ...]]:
+    """``f(params, x)``: a list (or tuple) parameter of one of ``lists.KINDS``, the input ``x``
+    its layers take, maybe one more parameter. Differentiated with respect to the list (most
+    often, as people train weights), the other parameter beside it (the list is a constant),
+    or both."""
+    kind = draw(st.sampled_from(lists.KINDS + ("arrays", "pairs")))
+    name = draw(st.sampled_from(lists.LIST_NAMES[kind]))
+    float32 = kind == "arrays" and switches.MIXED_PRECISION and draw(st.integers(0, 7)) == 0
+    listp, x_shape = lists.list_param(draw, kind, name, dialect, float32)
+    mode = draw(st.sampled_from(("list", "list", "list", "other", "both")))
+    others: list[Param] = []
+    if x_shape is not None:
+        others.append(Param("x", x_shape, "float64"))
+        if draw(st.integers(0, 3)) == 0:
+            others.append(_param(draw, "y", dialect, False))
+    else:
+        others = [_param(draw, ("x", "y")[k], dialect, k == 0 and mode != "list")
+                  for k in range(draw(st.sampled_from((0, 1, 1, 2))))]
+    if not others:
+        mode = "list"
+    list_first = not others or draw(st.integers(0, 3)) != 0
+    params = (listp, *others) if list_first else (others[0], listp, *others[1:])
+    at_list, at_other = (0, 1) if list_first else (1, 0)
+    wrt = {"list": (at_list,), "other": (at_other,), "both": tuple(sorted((at_list, at_other)))
+           }[mode]
+    return params, wrt
+
+
 @st.composite
 def people_programs(draw: Callable[[Any], Any], dialect: str | None = None) -> PeopleProgram:
     """One program people might write, in ``dialect`` (drawn when None)."""
     if dialect is None:
         dialect = draw(st.sampled_from([d for d, w in DIALECT_WEIGHTS.items() for _ in range(w)]))
     setup(FRAMEWORK_OF[dialect])
-    nparams = draw(st.integers(1, 3))
-    nwrt = draw(st.integers(1, nparams))
-    wrt = tuple(sorted(draw(st.lists(st.integers(0, nparams - 1), min_size=nwrt,
-                                     max_size=nwrt, unique=True))))
-    params = tuple(_param(draw, PARAM_NAMES[k], dialect, k in wrt) for k in range(nparams))
+    if draw(st.integers(0, 99)) >= 100 - LIST_ARGUMENT_PERCENT:   # (rare on the largest draws)
+        params, wrt = _list_signature(draw, dialect)
+    else:
+        nparams = draw(st.integers(1, 3))
+        nwrt = draw(st.integers(1, nparams))
+        wrt = tuple(sorted(draw(st.lists(st.integers(0, nparams - 1), min_size=nwrt,
+                                         max_size=nwrt, unique=True))))
+        params = tuple(_param(draw, PARAM_NAMES[k], dialect, k in wrt) for k in range(nparams))
     if not switches.FRAMEWORK_CODE_ON_NUMBERS and ARGS_DIALECT[dialect] != "numpy" and all(
             p.is_python for p in params):
         params = (Param(params[0].name, (), "float64", params[0].positive),) + params[1:]
@@ -1224,7 +1290,13 @@ def people_programs(draw: Callable[[Any], Any], dialect: str | None = None) -> P
         spec = params[wrt[0]].name
     constructs = set(builder.constructs)
     for p in params:
-        if p.dtype != "float64":
+        if p.is_container:
+            constructs.add(lists.kind_label(p))
+            constructs.add("list argument: differentiated" if p.name in builder.wrt_names
+                           else "list argument: a constant beside the differentiated one")
+            if any(leaf.dtype == "float32" for leaf in p.leaves()):
+                constructs.add("input: float32 (items of a list)")
+        elif p.dtype != "float64":
             constructs.add(f"input: {p.dtype}" + (" (differentiated)" if p.name in
                                                    builder.wrt_names else ""))
     if output != "scalar":

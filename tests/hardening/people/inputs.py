@@ -2,10 +2,12 @@
 
 A program is written in one *dialect*: ``numpy`` (``import numpy as np``), ``autograd``
 (``import autograd.numpy as np``), ``jax`` (``jax.numpy as jnp``), ``torch`` or ``tensorflow``.
-Its parameters are described by :class:`Param` (a shape and a dtype, or a Python number), made
-as NumPy values from the program's seed (:func:`numpy_inputs`) and converted to the dialect's
-arrays when the program runs (:func:`to_dialect`), or to a backend's arrays when gradlab's code
-runs (:func:`to_backend`).
+Its parameters are described by :class:`Param` (a shape and a dtype, or a Python number, or a
+Python list or tuple of such parameters: ``params = [W1, b1, W2, b2]``, ``[(W1, b1), (W2, b2)]``),
+made as NumPy values from the program's seed (:func:`numpy_inputs`) and converted to the
+dialect's arrays when the program runs (:func:`to_dialect`), or to a backend's arrays when
+gradlab's code runs (:func:`to_backend`). A list or tuple is converted item by item: its items
+are the framework's arrays, the list itself stays a Python list, as people pass it.
 """
 from __future__ import annotations
 
@@ -22,16 +24,30 @@ DIALECTS = ("numpy", "autograd", "torch", "jax", "tensorflow")
 FRAMEWORK_OF = {"numpy": "numpy", "autograd": "numpy", "torch": "torch", "jax": "jax",
                 "tensorflow": "tensorflow"}
 
-#: dtypes a parameter may have; "pyfloat"/"pyint" are Python numbers (a learning rate, ``n``).
+#: dtypes a parameter may have; "pyfloat"/"pyint" are Python numbers (a learning rate, ``n``);
+#: "list"/"tuple" are Python containers whose items are parameters themselves (``Param.items``).
 DTYPES = ("float64", "float32", "int64", "bool", "complex128", "pyfloat", "pyint")
+CONTAINERS = ("list", "tuple")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Param:
+    """One parameter of ``f``. A container (``dtype`` "list" or "tuple") has ``items``, each a
+    Param (an array, or a tuple of arrays for a list of ``(W, b)`` pairs); its own ``shape`` is
+    ``()`` and means nothing. The items' names are only for messages (``params[0][1]``)."""
+
     name: str
     shape: tuple[int, ...]
     dtype: str
     positive: bool = False      # values in (0.2, 1.5): a variance, a length, a probability
+    items: tuple["Param", ...] = ()
+
+    def __repr__(self) -> str:
+        """The dataclass's own repr, ``items`` only where there are some: a program's digest
+        hashes its parameters' repr, and those of programs without lists must not change."""
+        items = f", items={self.items!r}" if self.items else ""
+        return (f"Param(name={self.name!r}, shape={self.shape!r}, dtype={self.dtype!r}, "
+                f"positive={self.positive!r}{items})")
 
     @property
     def is_python(self) -> bool:
@@ -41,34 +57,99 @@ class Param:
     def is_float(self) -> bool:
         return self.dtype in ("float64", "float32", "pyfloat")
 
+    @property
+    def is_container(self) -> bool:
+        return self.dtype in CONTAINERS
+
+    @property
+    def is_pairs(self) -> bool:
+        """A list of tuples (``[(W1, b1), (W2, b2)]``)."""
+        return self.is_container and any(item.is_container for item in self.items)
+
+    def leaves(self) -> list["Param"]:
+        """The arrays and numbers this parameter is made of, in order (itself for a leaf)."""
+        if not self.is_container:
+            return [self]
+        return [leaf for item in self.items for leaf in item.leaves()]
+
     def describe(self) -> str:
+        return f"{self.name}: {self.describe_type()}"
+
+    def describe_type(self) -> str:
+        if self.is_container:
+            inner = ", ".join(item.describe_type() for item in self.items)
+            return f"[{inner}]" if self.dtype == "list" else f"({inner})"
         if self.is_python:
-            return f"{self.name}: {self.dtype[2:]}"
-        return f"{self.name}: {self.dtype}{list(self.shape)}"
+            return self.dtype[2:]
+        return f"{self.dtype}{list(self.shape)}"
+
+    def to_spec(self) -> list[Any]:
+        """A JSON-able description (``run.py``'s rows), read back by :meth:`from_spec`."""
+        spec: list[Any] = [self.name, list(self.shape), self.dtype, self.positive]
+        if self.is_container:
+            spec.append([item.to_spec() for item in self.items])
+        return spec
+
+    @staticmethod
+    def from_spec(spec: list[Any]) -> "Param":
+        name, shape, dtype, positive = spec[:4]
+        items = tuple(Param.from_spec(s) for s in spec[4]) if len(spec) > 4 else ()
+        return Param(name, tuple(shape), dtype, positive, items)
+
+
+def leaf_params(params: tuple[Param, ...] | list[Param]) -> list[Param]:
+    """Every array or number among ``params``, containers opened, in order."""
+    return [leaf for p in params for leaf in p.leaves()]
+
+
+def value_leaves(value: Any) -> list[Any]:
+    """The arrays and numbers of a value, lists and tuples opened, in order."""
+    if isinstance(value, (list, tuple)):
+        return [leaf for item in value for leaf in value_leaves(item)]
+    return [value]
+
+
+def rebuild(param: Param, leaves: Any) -> Any:
+    """``param``'s structure filled with values taken from the iterator ``leaves``."""
+    if not param.is_container:
+        return next(leaves)
+    items = [rebuild(item, leaves) for item in param.items]
+    return items if param.dtype == "list" else tuple(items)
+
+
+def map_leaves(fn: Any, value: Any) -> Any:
+    """``fn`` of each array or number of ``value``, the lists and tuples kept as they are."""
+    if isinstance(value, (list, tuple)):
+        return type(value)(map_leaves(fn, item) for item in value)
+    return fn(value)
 
 
 def numpy_inputs(params: tuple[Param, ...], seed: int) -> list[Any]:
     """The parameters' values as NumPy arrays and Python numbers (float64 in (-1.2, 1.2) unless
     positive; ints in -3..3; complex with both parts so)."""
     rng = np.random.default_rng(seed)
-    out: list[Any] = []
-    for p in params:
-        lo, hi = (0.2, 1.5) if p.positive else (-1.2, 1.2)
-        if p.dtype == "pyfloat":
-            out.append(float(round(rng.uniform(lo, hi), 6)))
-        elif p.dtype == "pyint":
-            out.append(int(rng.integers(1, 4)))
-        elif p.dtype == "int64":
-            low = 1 if p.positive else -3
-            out.append(np.asarray(rng.integers(low, 4, size=p.shape), dtype=np.int64))
-        elif p.dtype == "bool":
-            out.append(np.asarray(rng.integers(0, 2, size=p.shape), dtype=bool))
-        elif p.dtype == "complex128":
-            z = rng.uniform(lo, hi, size=p.shape) + 1j * rng.uniform(-1.2, 1.2, size=p.shape)
-            out.append(np.asarray(z, dtype=np.complex128))
-        else:
-            out.append(np.asarray(rng.uniform(lo, hi, size=p.shape), dtype=p.dtype))
-    return out
+    return [_numpy_value(p, rng) for p in params]
+
+
+def _numpy_value(p: Param, rng: np.random.Generator) -> Any:
+    """One parameter's value (a container's items one after the other, from the same draws)."""
+    if p.is_container:
+        items = [_numpy_value(item, rng) for item in p.items]
+        return items if p.dtype == "list" else tuple(items)
+    lo, hi = (0.2, 1.5) if p.positive else (-1.2, 1.2)
+    if p.dtype == "pyfloat":
+        return float(round(rng.uniform(lo, hi), 6))
+    if p.dtype == "pyint":
+        return int(rng.integers(1, 4))
+    if p.dtype == "int64":
+        low = 1 if p.positive else -3
+        return np.asarray(rng.integers(low, 4, size=p.shape), dtype=np.int64)
+    if p.dtype == "bool":
+        return np.asarray(rng.integers(0, 2, size=p.shape), dtype=bool)
+    if p.dtype == "complex128":
+        z = rng.uniform(lo, hi, size=p.shape) + 1j * rng.uniform(-1.2, 1.2, size=p.shape)
+        return np.asarray(z, dtype=np.complex128)
+    return np.asarray(rng.uniform(lo, hi, size=p.shape), dtype=p.dtype)
 
 
 def setup(framework: str) -> None:
@@ -82,7 +163,10 @@ def setup(framework: str) -> None:
 
 
 def to_backend(value: Any, framework: str) -> Any:
-    """A NumPy value as ``framework``'s array, same dtype; Python numbers stay Python numbers."""
+    """A NumPy value as ``framework``'s array, same dtype; Python numbers stay Python numbers; a
+    list or tuple stays one, its items converted."""
+    if isinstance(value, (list, tuple)):
+        return type(value)(to_backend(item, framework) for item in value)
     if not isinstance(value, np.ndarray):
         return value
     if framework == "numpy":
@@ -126,13 +210,17 @@ def framework_of_value(value: Any) -> str:
 
 
 def fresh(values: list[Any]) -> list[Any]:
-    """Copies, so that a program that changes an argument in place starts afresh each call."""
-    out = []
-    for v in values:
-        if isinstance(v, np.ndarray):
-            out.append(v.copy())
-        elif hasattr(v, "clone") and hasattr(v, "detach"):
-            out.append(v.detach().clone())
-        else:
-            out.append(v)
-    return out
+    """Copies, so that a program that changes an argument in place starts afresh each call (a
+    list argument is a new list of copies: ``params.append`` or ``params[0] *= 2`` in one call
+    must not reach the next)."""
+    return [_copy(v) for v in values]
+
+
+def _copy(v: Any) -> Any:
+    if isinstance(v, (list, tuple)):
+        return type(v)(_copy(item) for item in v)
+    if isinstance(v, np.ndarray):
+        return v.copy()
+    if hasattr(v, "clone") and hasattr(v, "detach"):
+        return v.detach().clone()
+    return v

@@ -32,7 +32,8 @@ from gradlab.codegen.primitives import DIALECT_SENSITIVE
 from gradlab.codegen.program import written_dialect
 from gradlab.errors import GradlabError
 from tests.hardening.people import switches
-from tests.hardening.people.inputs import (fresh, framework_of_value, to_backend, to_numpy)
+from tests.hardening.people.inputs import (Param, fresh, framework_of_value, leaf_params,
+                                           map_leaves, to_backend, to_numpy)
 from tests.hardening.people.program import PeopleProgram, load
 from tests.hardening.people.reference import (NotScalar, Reference, Undefined, Unstable,
                                               backends_for, close, real_scalar)
@@ -175,8 +176,8 @@ class Checker:
         if mode == "grad":
             result = fn(*args)
         else:
-            tangents = [to_backend(np.asarray(t), backend) if isinstance(t, np.ndarray) else t
-                        for t in ref.tangents]
+            # (a list parameter's tangent is a list of the backend's arrays, as its argument)
+            tangents = [to_backend(t, backend) for t in ref.tangents]
             result = fn(*args, tuple(tangents) if many else tangents[0])
         if program.output != "scalar":
             if _one_element(ref.raw):     # x[x > 0] of a vector can come out with one entry:
@@ -236,32 +237,60 @@ class Checker:
         else:
             items = [grads]
         out = []
-        for k, (i, g) in enumerate(zip(ref.wrt, items)):
-            p, x = ref.params[i], args[i]
-            where = f"{mode} wrt {p.name} ({p.describe()}) on {backend}"
-            if mode == "hvp" and not switches.HVP_ZERO_HESSIAN_SHAPED and not p.is_python and \
-                    type(g) is float and g == 0.0:
-                g = to_backend(np.zeros(p.shape, dtype=p.dtype), backend)   # an open bug
-            if p.is_python:
-                if framework_of_value(g) not in ("python", "numpy") and not (
-                        hasattr(g, "shape") and tuple(g.shape) == ()):
-                    return Check(mode, backend, "wrong", "type", f"{where}: {type(g).__name__}")
-            elif framework_of_value(g) != framework_of_value(x):
-                return Check(mode, backend, "wrong", "type",
-                             f"{where}: a {type(g).__module__}.{type(g).__name__}")
-            a = to_numpy(g)
-            if a.shape != p.shape:
-                return Check(mode, backend, "wrong", "shape",
-                             f"{where}: shape {a.shape}, the input's is {p.shape}")
-            if p.dtype in ("float64", "float32", "complex128") and a.dtype.name != p.dtype:
-                return Check(mode, backend, "wrong", "dtype",
-                             f"{where}: dtype {a.dtype}, the input's is {p.dtype}")
-            if p.dtype in ("int64", "bool") and a.dtype.kind not in "fc":
-                return Check(mode, backend, "wrong", "dtype",
-                             f"{where}: dtype {a.dtype} (a gradient truncated to the input's "
-                             f"dtype)")
-            out.append(a)
+        for i, g in zip(ref.wrt, items):
+            checked = self.structure_of(mode, backend, g, ref.params[i], args[i],
+                                        ref.params[i].name)
+            if isinstance(checked, Check):
+                return checked
+            out.append(checked)
         return out
+
+    def structure_of(self, mode: str, backend: str, g: Any, p: Param, x: Any, path: str
+                     ) -> Any:
+        """One parameter's gradient as NumPy (a list or tuple of arrays for a list or tuple
+        argument), or the Check that says how its structure, framework, shape or dtype is
+        wrong. A list argument's gradient is a list of its length (a tuple's a tuple), each
+        item checked as the argument's item."""
+        if p.is_container:
+            want = list if p.dtype == "list" else tuple
+            if type(g) is not want or len(g) != len(p.items):
+                got = f"a {type(g).__name__}" + (f" of {len(g)}" if isinstance(
+                    g, (list, tuple)) else "")
+                return Check(mode, backend, "wrong", "structure",
+                             f"{mode} wrt {path} ({p.describe_type()}) on {backend}: {got}, "
+                             f"expected a {p.dtype} of {len(p.items)}")
+            items = []
+            for k, (item, gk, xk) in enumerate(zip(p.items, g, x)):
+                checked = self.structure_of(mode, backend, gk, item, xk, f"{path}[{k}]")
+                if isinstance(checked, Check):
+                    return checked
+                items.append(checked)
+            return items if p.dtype == "list" else tuple(items)
+        where = f"{mode} wrt {path} ({p.describe_type()}) on {backend}"
+        if mode == "hvp" and not switches.HVP_ZERO_HESSIAN_SHAPED and not p.is_python and \
+                type(g) is float and g == 0.0:
+            g = to_backend(np.zeros(p.shape, dtype=p.dtype), backend)   # an open bug
+        if p.is_python:
+            if framework_of_value(g) not in ("python", "numpy") and not (
+                    hasattr(g, "shape") and tuple(g.shape) == ()):
+                return Check(mode, backend, "wrong", "type", f"{where}: {type(g).__name__}")
+        elif framework_of_value(g) != framework_of_value(x):
+            return Check(mode, backend, "wrong", "type",
+                         f"{where}: a {type(g).__module__}.{type(g).__name__}")
+        a = to_numpy(g)
+        if a.dtype == object:
+            return Check(mode, backend, "wrong", "type", f"{where}: an object array")
+        if a.shape != p.shape:
+            return Check(mode, backend, "wrong", "shape",
+                         f"{where}: shape {a.shape}, the input's is {p.shape}")
+        if p.dtype in ("float64", "float32", "complex128") and a.dtype.name != p.dtype:
+            return Check(mode, backend, "wrong", "dtype",
+                         f"{where}: dtype {a.dtype}, the input's is {p.dtype}")
+        if p.dtype in ("int64", "bool") and a.dtype.kind not in "fc":
+            return Check(mode, backend, "wrong", "dtype",
+                         f"{where}: dtype {a.dtype} (a gradient truncated to the input's "
+                         f"dtype)")
+        return a
 
     def compare(self, mode: str, backend: str, got: np.ndarray, want: np.ndarray,
                 ref: Reference, what: str) -> Check | None:
@@ -286,7 +315,7 @@ class Checker:
     def conventions(self, ref: Reference, want: np.ndarray) -> list[np.ndarray]:
         """A complex input's gradient is d/dRe + i d/dIm (PyTorch) or its conjugate (JAX)."""
         parts = ref.coords.split(want)
-        conj = [np.conj(p) if np.iscomplexobj(p) else p for p in parts]
+        conj = [map_leaves(lambda a: np.conj(a) if np.iscomplexobj(a) else a, p) for p in parts]
         return [ref.coords.join(conj)]
 
     def against_autodiff(self, mode: str, backend: str, got: np.ndarray, fd: Any,
@@ -414,12 +443,14 @@ def skip_reason(program: PeopleProgram, mode: str, backend: str) -> str:
     if backend in ("torch", "tensorflow") and numpy_written and not \
             switches.PYTHON_FLOATS_ON_TORCH_TF and "value: Python float" in made:
         return "switch PYTHON_FLOATS_ON_TORCH_TF"
-    if not switches.MIXED_PRECISION and any(p.dtype == "float32" for p in program.params) and (
+    if not switches.MIXED_PRECISION and any(p.dtype == "float32" for p in leaf_params(
+            program.params)) and (
             backend in ("torch", "tensorflow") or mode == "hvp"):
         return "switch MIXED_PRECISION"
     ints_judged = {"tensorflow": switches.INT_ARRAYS_ON_TF, "torch": switches.INT_ARRAYS_ON_TORCH}
     if not ints_judged.get(backend, True) and (
-            "value: int array" in made or any(p.dtype == "int64" for p in program.params)):
+            "value: int array" in made or any(p.dtype == "int64" for p in leaf_params(
+                program.params))):
         return f"switch INT_ARRAYS_ON_{'TF' if backend == 'tensorflow' else 'TORCH'}"
     return ""
 

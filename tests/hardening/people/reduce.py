@@ -32,7 +32,7 @@ def program_of(row: dict[str, Any], source: str | None = None) -> PeopleProgram:
     """A JSON row of run.py as a program (inputs: the row's seed; ``positive`` flags are not
     kept in the row, so inputs may differ from the original run's for positive params)."""
     specs = row.get("param_specs")
-    params = tuple(Param(n, tuple(s), d, pos) for n, s, d, pos in specs) if specs else \
+    params = tuple(Param.from_spec(spec) for spec in specs) if specs else \
         _params(row["params"])
     return PeopleProgram(source or row["source"], row["dialect"], params,
                          ast.literal_eval(row["wrt"]), row["seed"], frozenset(),

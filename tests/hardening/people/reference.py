@@ -15,7 +15,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tests.hardening.people.inputs import FRAMEWORK_OF, Param, fresh, to_dialect, to_numpy
+from tests.hardening.people.inputs import (FRAMEWORK_OF, Param, fresh, leaf_params, map_leaves,
+                                           rebuild, to_dialect, to_numpy, value_leaves)
 from tests.hardening.people.program import PeopleProgram
 
 
@@ -66,7 +67,9 @@ def close(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> bool:
 
 
 class Coordinates:
-    """The differentiated parameters as one real vector, and back."""
+    """The differentiated parameters as one real vector, and back. A list (or tuple) parameter's
+    coordinates are its items' entries, flattened item after item (a pair's two arrays in
+    order); ``sizes`` has one entry per differentiated parameter, its items' sizes summed."""
 
     def __init__(self, params: tuple[Param, ...], values: list[Any], wrt: tuple[int, ...],
                  promote32: bool) -> None:
@@ -75,54 +78,73 @@ class Coordinates:
         self.sizes = []
         parts = []
         for i in wrt:
-            a = np.asarray(values[i])
-            if a.dtype.kind == "c":
-                parts += [a.real.ravel(), a.imag.ravel()]
-                self.sizes.append(2 * a.size)
-            else:
-                parts.append(a.astype(np.float64).ravel())
-                self.sizes.append(a.size)
+            size = 0
+            for leaf in value_leaves(values[i]):
+                a = np.asarray(leaf)
+                if a.dtype.kind == "c":
+                    parts += [a.real.ravel(), a.imag.ravel()]
+                    size += 2 * a.size
+                else:
+                    parts.append(a.astype(np.float64).ravel())
+                    size += a.size
+            self.sizes.append(size)
         self.x0 = np.concatenate(parts) if parts else np.zeros(0)
+
+    @staticmethod
+    def _leaf_size(p: Param) -> int:
+        n = int(np.prod(p.shape)) if p.shape else 1
+        return 2 * n if p.dtype == "complex128" else n
 
     def args(self, coords: np.ndarray) -> list[Any]:
         """The program's arguments (NumPy values) at ``coords``."""
         out = list(fresh(self.values))
         if self.promote32:
-            out = [v.astype(np.float64) if isinstance(v, np.ndarray) and v.dtype == np.float32
-                   else v for v in out]
+            out = [map_leaves(lambda v: v.astype(np.float64) if isinstance(v, np.ndarray) and
+                              v.dtype == np.float32 else v, v) for v in out]
         k = 0
         for i, size in zip(self.wrt, self.sizes):
-            p, chunk = self.params[i], coords[k:k + size]
-            k += size
-            if p.dtype == "pyfloat" or p.dtype == "pyint":
-                out[i] = float(chunk[0])
-            elif p.dtype == "complex128":
-                half = size // 2
-                out[i] = (chunk[:half] + 1j * chunk[half:]).reshape(p.shape)
-            elif p.dtype == "float32" and not self.promote32:
-                out[i] = chunk.astype(np.float32).reshape(p.shape)
-            else:
-                out[i] = chunk.astype(np.float64).reshape(p.shape)
+            chunk, k = coords[k:k + size], k + size
+            leaves, j = [], 0
+            for leaf in self.params[i].leaves():
+                n = self._leaf_size(leaf)
+                leaves.append(self._leaf_value(leaf, chunk[j:j + n]))
+                j += n
+            out[i] = rebuild(self.params[i], iter(leaves))
         return out
 
-    def split(self, vec: np.ndarray) -> list[np.ndarray]:
-        """A coordinate vector (a gradient) as one array per parameter; complex parameters get
-        ``d/dRe + i d/dIm``."""
+    def _leaf_value(self, p: Param, chunk: np.ndarray) -> Any:
+        if p.dtype == "pyfloat" or p.dtype == "pyint":
+            return float(chunk[0])
+        if p.dtype == "complex128":
+            half = chunk.size // 2
+            return (chunk[:half] + 1j * chunk[half:]).reshape(p.shape)
+        if p.dtype == "float32" and not self.promote32:
+            return chunk.astype(np.float32).reshape(p.shape)
+        return chunk.astype(np.float64).reshape(p.shape)
+
+    def split(self, vec: np.ndarray) -> list[Any]:
+        """A coordinate vector (a gradient) as one value per parameter (a list of arrays for a
+        list parameter); complex parameters get ``d/dRe + i d/dIm``."""
         out, k = [], 0
         for i, size in zip(self.wrt, self.sizes):
-            p, chunk = self.params[i], vec[k:k + size]
-            k += size
-            if p.dtype == "complex128":
-                half = size // 2
-                out.append((chunk[:half] + 1j * chunk[half:]).reshape(p.shape))
-            else:
-                out.append(chunk.reshape(p.shape))
+            chunk, k = vec[k:k + size], k + size
+            leaves, j = [], 0
+            for leaf in self.params[i].leaves():
+                n = self._leaf_size(leaf)
+                part = chunk[j:j + n]
+                j += n
+                if leaf.dtype == "complex128":
+                    leaves.append((part[:n // 2] + 1j * part[n // 2:]).reshape(leaf.shape))
+                else:
+                    leaves.append(part.reshape(leaf.shape))
+            out.append(rebuild(self.params[i], iter(leaves)))
         return out
 
     def join(self, arrays: list[Any]) -> np.ndarray:
-        """Per-parameter arrays (tangents) as one coordinate vector."""
+        """Per-parameter values (tangents, gradients; lists of arrays for list parameters) as
+        one coordinate vector."""
         parts = []
-        for a in arrays:
+        for a in value_leaves(list(arrays)):
             a = np.asarray(a)
             if a.dtype.kind == "c":
                 parts += [a.real.ravel(), a.imag.ravel()]
@@ -146,12 +168,14 @@ class Reference:
             self.raw = f(*[to_dialect(v, self.dialect) for v in fresh(self.inputs)])
         # float32 precision: a float32 input, a cast to float32, or TensorFlow/PyTorch code on
         # Python numbers (both make them float32 tensors: the program's own value is float32)
-        self.float32 = any(p.dtype == "float32" for p in self.params) or bool(
+        self.float32 = any(p.dtype == "float32" for p in leaf_params(self.params)) or bool(
             _NARROW_CASTS.search(program.source)) or (
             program.dialect in ("tensorflow", "torch") and (
-                any(p.is_python for p in self.params) or
+                any(p.is_python for p in leaf_params(self.params)) or
                 bool(_PYTHON_NUMBERS.search(program.source))))
-        self.complex = any(self.params[i].dtype == "complex128" for i in self.wrt)
+        #: the differentiated parameters' arrays and numbers, lists opened (see _flat_autodiff)
+        self.wrt_leaves = leaf_params([self.params[i] for i in self.wrt])
+        self.complex = any(p.dtype == "complex128" for p in self.wrt_leaves)
         #: the program stops gradients on purpose (stop_gradient, detach): its own framework's
         #: autodiff is the reference, finite differences only find kinks
         self.stops_gradient = stops_gradient(program.source, program.dialect)
@@ -171,7 +195,12 @@ class Reference:
     @staticmethod
     def _tangent(rng: np.random.Generator, p: Param) -> Any:
         """A tangent (and hvp vector) for parameter ``p``: its dtype for floats and complex
-        numbers, float64 for int and bool inputs, a Python float for a Python number."""
+        numbers, float64 for int and bool inputs, a Python float for a Python number; for a
+        list or tuple, a list or tuple of tangents of its items (gradlab takes the argument's
+        structure)."""
+        if p.is_container:
+            items = [Reference._tangent(rng, item) for item in p.items]
+            return items if p.dtype == "list" else tuple(items)
         if p.is_python:
             return float(rng.normal())
         if p.dtype == "complex128":
@@ -228,7 +257,7 @@ class Reference:
 
     def check_promotion(self) -> None:
         """An int or bool input differentiated: the program must mean the same on floats."""
-        ints = [i for i in self.wrt if self.params[i].dtype in ("int64", "bool", "pyint")]
+        ints = [p for p in self.wrt_leaves if p.dtype in ("int64", "bool", "pyint")]
         if not ints:
             return
         try:
@@ -344,22 +373,38 @@ class Reference:
         return self._cache[key]  # type: ignore[no-any-return]
 
     def frozen(self, values: list[Any]) -> Callable[..., Any]:
-        """f as a function of the differentiated parameters only (dialect values)."""
+        """f as a function of the differentiated parameters' arrays and numbers, one argument
+        each (dialect values): a list parameter is rebuilt from its items, so that each
+        framework's autodiff sees plain arrays (what ``jax.grad`` does with a list anyway;
+        torch's and TensorFlow's tapes watch tensors, not lists)."""
         base = [to_dialect(v, self.dialect) for v in fresh(self.inputs)]
 
-        def g(*w: Any) -> Any:
-            args = list(base)
-            for i, value in zip(self.wrt, w):
-                args[i] = value
+        def g(*leaves: Any) -> Any:
+            given = iter(leaves)
+            args = [list(v) if isinstance(v, list) else v for v in base]
+            for i in self.wrt:
+                args[i] = rebuild(self.params[i], given)
             return self.f(*args)
         return g
 
+    def primal_leaves(self) -> list[Any]:
+        """The differentiated parameters' arrays and numbers at the inputs (NumPy values, as
+        the coordinates make them), lists opened: the arguments of :meth:`frozen`."""
+        args = self.coords.args(self.coords.x0)
+        return value_leaves([args[i] for i in self.wrt])
+
+    @property
+    def tangent_leaves(self) -> list[Any]:
+        """The tangents of :meth:`primal_leaves`, one by one."""
+        return value_leaves(list(self.tangents))
+
 
 def _float_params(ref: Reference, numbers: bool = False) -> bool:
-    """Whether every differentiated parameter is a float array (or, with ``numbers``, a
-    Python float too: HIPS autograd traces a 0-d array in its place)."""
+    """Whether every differentiated parameter (every item of a list parameter) is a float
+    array (or, with ``numbers``, a Python float too: HIPS autograd traces a 0-d array in its
+    place)."""
     kinds = ("float64", "float32", "complex128") + (("pyfloat",) if numbers else ())
-    return all(ref.params[i].dtype in kinds for i in ref.wrt)
+    return all(p.dtype in kinds for p in ref.wrt_leaves)
 
 
 def _torch_autodiff(ref: Reference, what: str) -> Any:
@@ -368,10 +413,9 @@ def _torch_autodiff(ref: Reference, what: str) -> Any:
         return None
     # copies: a program's ``w *= -1.0`` under torch.func.jvp scales its primal and tangent in
     # place, which must not be the reference's own coordinates and tangents
-    prim = [torch.as_tensor(np.array(ref.coords.args(ref.coords.x0)[i]))
-            for i in ref.wrt]
+    prim = [torch.as_tensor(np.array(a)) for a in ref.primal_leaves()]
     tangents = [torch.as_tensor(np.array(t, dtype=np.asarray(prim_i.numpy()).dtype))
-                for t, prim_i in zip(ref.tangents, prim)]
+                for t, prim_i in zip(ref.tangent_leaves, prim)]
     g = ref.frozen([])
     if what == "jvp":
         from torch.func import jvp
@@ -399,8 +443,8 @@ def _jax_autodiff(ref: Reference, what: str) -> Any:
     import jax.numpy as jnp
     if not _float_params(ref) or ref.native32:
         return None
-    prim = [jnp.asarray(np.asarray(ref.coords.args(ref.coords.x0)[i])) for i in ref.wrt]
-    tangents = [jnp.asarray(t, dtype=p.dtype) for t, p in zip(ref.tangents, prim)]
+    prim = [jnp.asarray(np.asarray(a)) for a in ref.primal_leaves()]
+    tangents = [jnp.asarray(t, dtype=p.dtype) for t, p in zip(ref.tangent_leaves, prim)]
     g = ref.frozen([])
     argnums = tuple(range(len(prim)))
     if what == "jvp":
@@ -418,9 +462,9 @@ def _tf_autodiff(ref: Reference, what: str) -> Any:
     import tensorflow as tf
     if not _float_params(ref) or ref.native32 or ref.complex:
         return None
-    prim = [tf.constant(np.asarray(ref.coords.args(ref.coords.x0)[i])) for i in ref.wrt]
+    prim = [tf.constant(np.asarray(a)) for a in ref.primal_leaves()]
     tangents = [tf.constant(np.asarray(t, dtype=p.dtype.as_numpy_dtype))
-                for t, p in zip(ref.tangents, prim)]
+                for t, p in zip(ref.tangent_leaves, prim)]
     g = ref.frozen([])
     if what == "jvp":
         with tf.autodiff.ForwardAccumulator(prim, tangents) as acc:
@@ -456,7 +500,8 @@ def _autograd_autodiff(ref: Reference, what: str) -> Any:
     import autograd
     if not _float_params(ref, numbers=True) or ref.native32 or ref.complex:
         return None
-    prim = [np.asarray(ref.coords.args(ref.coords.x0)[i], dtype=np.float64) for i in ref.wrt]
+    prim = [np.asarray(a, dtype=np.float64) for a in ref.primal_leaves()]
+    tangents = ref.tangent_leaves
     g = ref.frozen([])
     argnums = list(range(len(prim)))
     grad = autograd.grad(lambda *w: g(*w), argnums) if len(prim) > 1 else \
@@ -465,9 +510,9 @@ def _autograd_autodiff(ref: Reference, what: str) -> Any:
         if len(prim) != 1:   # (autograd's forward mode takes one argument) the gradient's
             grads = grad(*prim)                # product with the tangents, as reverse mode
             return real_scalar(sum(np.sum(np.asarray(d) * np.asarray(t))
-                                   for d, t in zip(grads, ref.tangents)))
+                                   for d, t in zip(grads, tangents)))
         from autograd import make_jvp
-        _, d = make_jvp(lambda w: g(w))(prim[0])(ref.tangents[0])
+        _, d = make_jvp(lambda w: g(w))(prim[0])(tangents[0])
         return real_scalar(d)
     if what == "grad":
         grads = grad(*prim)
@@ -477,9 +522,9 @@ def _autograd_autodiff(ref: Reference, what: str) -> Any:
         import autograd.numpy as anp
 
         def along(*w: Any) -> Any:
-            return sum(anp.sum(d * t) for d, t in zip(grad(*w), ref.tangents))
+            return sum(anp.sum(d * t) for d, t in zip(grad(*w), tangents))
         return ref.coords.join([np.asarray(d) for d in autograd.grad(along, argnums)(*prim)])
-    hv = autograd.grad(lambda w: np.sum(autograd.grad(lambda u: g(u))(w) * ref.tangents[0]))
+    hv = autograd.grad(lambda w: np.sum(autograd.grad(lambda u: g(u))(w) * tangents[0]))
     return ref.coords.join([np.asarray(hv(prim[0]))])
 
 

@@ -47,6 +47,32 @@ def signature(check: dict[str, Any]) -> str:
     return f"{check['mode']} {check['status']} {check['kind']}"
 
 
+#: The constructs of programs whose ``f`` takes a list or tuple argument (``lists.py``).
+LIST_CONSTRUCTS = re.compile(r"^(container: (list|tuple|list of pairs) argument|list argument: )")
+
+
+def list_argument_counts(checked: list[dict[str, Any]], failing: list[dict[str, Any]]
+                         ) -> list[str]:
+    """Programs with a list (or tuple) argument, by construct, with how many fail: the kinds
+    of list and the ways the body reads it."""
+    made: collections.Counter[str] = collections.Counter()
+    failed: collections.Counter[str] = collections.Counter()
+    bad = {r["digest"] for r in failing}
+    programs = [r for r in checked if any(LIST_CONSTRUCTS.match(c) for c in r["constructs"])]
+    for r in programs:
+        for c in r["constructs"]:
+            if LIST_CONSTRUCTS.match(c):
+                made[c] += 1
+                failed[c] += r["digest"] in bad
+    if not programs:
+        return []
+    lines = ["", f"list and tuple arguments: {len(programs)} programs "
+                 f"({sum(r['digest'] in bad for r in programs)} failing)"]
+    lines += [f"  {n:5d}  ({failed[c]:3d})  {c}" for c, n in sorted(
+        made.items(), key=lambda kv: (not kv[0].startswith("container"), -kv[1], kv[0]))]
+    return lines
+
+
 def summarise(data: list[dict[str, Any]], show: int = 3, reduce: int = 0) -> list[str]:
     lines = []
     programs = len(data)
@@ -75,6 +101,7 @@ def summarise(data: list[dict[str, Any]], show: int = 3, reduce: int = 0) -> lis
     lines.append("")
     lines.append("programs by dialect (failing): " + ", ".join(
         f"{d} {n} ({failing_d[d]})" for d, n in dialects.most_common()))
+    lines.extend(list_argument_counts(checked, failing))
     refused = collections.Counter()
     for r in checked:
         for kind in {c["kind"] for c in r["checks"] if c["status"] == "refused"}:

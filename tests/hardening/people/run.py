@@ -64,8 +64,8 @@ def main(argv: list[str] | None = None) -> int:
             counts["failing"] += bool(verdict.failures)
             row = {"digest": program.digest, "dialect": program.dialect,
                    "params": [p.describe() for p in program.params],
-                   "param_specs": [[p.name, list(p.shape), p.dtype, p.positive]
-                                   for p in program.params], "wrt": repr(program.wrt),
+                   "param_specs": [p.to_spec() for p in program.params],
+                   "wrt": repr(program.wrt),
                    "seed": program.seed, "output": program.output,
                    "constructs": sorted(program.constructs), "source": program.source,
                    "invalid": verdict.invalid, "seconds": round(verdict.seconds, 3),
