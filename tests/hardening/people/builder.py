@@ -992,7 +992,7 @@ class Builder:
         if kind == "lambda":
             g = self.fresh("g")
             return (f"{g} = lambda t: t ** 2 + {self.const()}\n{v} = {g}({x})",
-                    ("unsupported: lambda",))
+                    ("lambda assigned to a name",))
         if kind == "nested_def":
             g = self.fresh("g")
             return (f"def {g}(t):\n    return {self.names['tanh']}(t) * 2.0\n{v} = {g}({x})",
