@@ -21,8 +21,10 @@ from .ir import Assign, EffectKind, Op, OpKind
 
 
 #: Primitives whose NumPy result may be a view sharing memory with their first operand
-#: (``getitem`` is one only for basic indices: see :func:`_makes_view`).
-_VIEWS = names_with(kinds.VIEW) - {"getitem"}
+#: (``getitem`` is one only for basic indices: see :func:`_makes_view`). Of a real array,
+#: ``x.conj()`` and ``x.real`` are x itself (people fuzzer, seed 9191: ``v = x.conj()`` then
+#: ``x += 0.1`` changed v too, and JAX's code, whose arrays do not change, did not see it).
+_VIEWS = names_with(kinds.VIEW) - {"getitem"} | {"conj", "real"}
 
 
 def _makes_view(op: Op, arrays: set[str]) -> bool:

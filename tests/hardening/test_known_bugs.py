@@ -4035,3 +4035,22 @@ def test_a_list_argument_of_another_framework_after_numpy(framework: str, f) -> 
     assert all(type(g) is kind for g in got), [type(g).__name__ for g in got]
     for g, w in zip(got, want):
         np.testing.assert_allclose(to_numpy(g), w, rtol=1e-12)
+
+
+# --- x.conj() of a real array is x itself (people fuzzer, seed 9191): v = x.conj(), then x += 0.1
+# changed v too in NumPy; JAX's code, whose arrays do not change, did not (a wrong gradient) ----
+def conj_then_changed_in_place(x):
+    v = x.conj()
+    x += 0.1
+    return np.sum(x * v) / np.sum(v ** 2) + np.mean(v)
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_a_view_by_conj_changed_in_place_is_right_or_refused(framework) -> None:
+    require(framework)
+    x = np.array([0.3, -0.2, 0.5])
+    want = central_difference(lambda u: conj_then_changed_in_place(u.copy()), x)
+    answered, g = answers_or_refuses(
+        lambda: gradlab.grad(conj_then_changed_in_place)(to_framework(x, framework)))
+    if answered:
+        np.testing.assert_allclose(to_numpy(g), want, rtol=1e-6, atol=1e-8)
