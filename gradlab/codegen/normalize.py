@@ -131,8 +131,11 @@ class Normalizer:
         named = {id(n.value) for n in trees.walk(root) if isinstance(n, gast.Assign) and len(
             n.targets) == 1 and isinstance(n.targets[0], gast.Name) and isinstance(
                 n.value, gast.Lambda)}       # loss = lambda p: ...: read where it is called
+        starred = {id(e) for n in trees.walk(root) if isinstance(n, gast.Assign) and len(
+            n.targets) == 1 and isinstance(n.targets[0], (gast.Tuple, gast.List))
+            for e in n.targets[0].elts if isinstance(e, gast.Starred)}  # first, *rest = ws
         for node in trees.walk(root):
-            if node is root or id(node) in named:
+            if node is root or id(node) in named or id(node) in starred:
                 continue
             entry = _REFUSED.get(type(node))
             if entry is not None:
@@ -281,6 +284,8 @@ class Normalizer:
                                     "(not attributes)", node, "attribute assignment")
 
     def _unpack(self, target: gast.Tuple | gast.List, value: gast.expr, node: gast.AST) -> None:
+        if self._unpack_starred(target, value):
+            return
         names = []
         nested: list[tuple[str, gast.Tuple | gast.List]] = []
         for elt in target.elts:
@@ -290,6 +295,10 @@ class Normalizer:
                 nested.append((pair, elt))
                 names.append(pair)
                 continue
+            if isinstance(elt, gast.Starred):
+                raise self.parsed.error("*-unpacking is not supported by gradlab but of a "
+                                        "variable (first, *rest = ws): assign the value to a "
+                                        "name first", node, "*-unpacking")
             if not isinstance(elt, gast.Name):
                 raise self.parsed.error("tuple unpacking must assign names (or tuples of "
                                         "names), not starred names, items or attributes",
@@ -339,6 +348,34 @@ class Normalizer:
             self.emit(Assign(self.origin, [n], Op(OpKind.PRIM, "list_getitem", [source, Const(i)],
                                                   style="subscript")))
             self.lists.discard(n)
+
+    def _unpack_starred(self, target: gast.Tuple | gast.List, value: gast.expr) -> bool:
+        """``first, *rest = ws`` of a name: ``first = ws[0]``, ``rest = ws[1:]``, a list as
+        Python makes it (of an array, a list of its rows: the slice, read as a list, so that
+        ``rest + rest`` is refused as a list's joining and ``np.sum(rest)`` stacks the rows)."""
+        marks = [i for i, e in enumerate(target.elts) if isinstance(e, gast.Starred)]
+        if not (len(marks) == 1 and isinstance(value, gast.Name) and all(
+                isinstance(e.value if i == marks[0] else e, gast.Name)
+                for i, e in enumerate(target.elts))):
+            return False
+        self.lists.add(value.id)
+        k, n = marks[0], len(target.elts)
+        after = n - k - 1
+
+        def item(index: Any) -> gast.Subscript:
+            return gast.Subscript(value=gast.Name(value.id, gast.Load(), None, None),
+                                  slice=index, ctx=gast.Load())
+        for i in range(k):
+            self.assign_to(target.elts[i].id, item(gast.Constant(i, None)))  # type: ignore[attr-defined]
+        rest = gast.Slice(gast.Constant(k, None),
+                          gast.Constant(-after, None) if after else None, None)
+        self.assign_to(target.elts[k].value.id, item(rest))  # type: ignore[attr-defined]
+        self.lists.add(target.elts[k].value.id)  # type: ignore[attr-defined]
+        self.sure_lists.add(target.elts[k].value.id)  # type: ignore[attr-defined]
+        for j in range(after):
+            self.assign_to(target.elts[k + 1 + j].id,  # type: ignore[attr-defined]
+                           item(gast.Constant(j - after, None)))
+        return True
 
     def _setitem(self, target: gast.Subscript, value: gast.expr, node: gast.AST,
                  prim: str) -> None:

@@ -29,6 +29,8 @@ class GradList(list):  # type: ignore[type-arg]
             return GradList(added(a, b) for a, b in zip(self, _same_length(self, other)))
         if _is_zero(other):
             return GradList(self)
+        if _is_array(other):        # rows of an array read as a list (*rest = x)
+            return _stacked(self, other) + other
         return NotImplemented
 
     def __radd__(self, other: Any) -> Any:
@@ -36,6 +38,8 @@ class GradList(list):  # type: ignore[type-arg]
             return GradList(added(a, b) for a, b in zip(_same_length(self, other), self))
         if _is_zero(other):
             return GradList(self)
+        if _is_array(other):
+            return other + _stacked(self, other)
         return NotImplemented
 
     def __iadd__(self, other: Any) -> Any:  # type: ignore[override,misc]
@@ -95,3 +99,15 @@ def _same_length(a: Any, b: Any) -> Any:
 
 def _is_zero(x: Any) -> bool:
     return (type(x) is float or type(x) is int) and x == 0
+
+
+def _is_array(x: Any) -> bool:
+    return not isinstance(x, (list, tuple)) and hasattr(x, "shape") and hasattr(x, "dtype")
+
+
+def _stacked(rows: GradList, like: Any) -> Any:
+    """The gradients of an array's rows, read as a list (``first, *rest = x``), as one array
+    of ``like``'s framework, to be added to the array's gradient."""
+    from .detect import framework_of
+    from .registry import backend
+    return backend(framework_of(like)).stack(list(rows))

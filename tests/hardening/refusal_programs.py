@@ -79,8 +79,8 @@ async def uses_async(x):
     return np.sum(x)
 
 
-def uses_star_unpacking(x):
-    a, *rest = x
+def uses_star_unpacking(x):        # (of a variable, first, *rest = ws, it is read)
+    a, *rest = x * 2.0
     return a * np.sum(np.stack(rest))
 
 

@@ -4054,3 +4054,40 @@ def test_a_view_by_conj_changed_in_place_is_right_or_refused(framework) -> None:
         lambda: gradlab.grad(conj_then_changed_in_place)(to_framework(x, framework)))
     if answered:
         np.testing.assert_allclose(to_numpy(g), want, rtol=1e-6, atol=1e-8)
+
+
+# --- first, *rest = ws (people fuzzer with list arguments: "*-unpacking is not supported") ------
+def layers_first_and_rest(ws, x):
+    first, *rest = ws
+    h = np.tanh(x @ first)
+    for w in rest:
+        h = np.tanh(h @ w)
+    return np.sum(h ** 2)
+
+
+def init_and_last(x):
+    *init, last = x
+    return np.sum(last ** 2) * len(init) + np.sum(np.stack(init) * 2.0) + sum(init) ** 3
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_starred_unpacking_of_a_list_argument(framework) -> None:
+    require(framework)
+    rng = np.random.default_rng(3)
+    ws = [rng.normal(size=(3, 3)) for _ in range(3)]
+    x = rng.normal(size=(2, 3))
+    got = gradlab.grad(layers_first_and_rest)([to_framework(w, framework) for w in ws],
+                                              to_framework(x, framework))
+    assert type(got) is list and len(got) == 3
+    for k in range(3):
+        def at(W, k=k):
+            given = list(ws)
+            given[k] = W
+            return layers_first_and_rest(given, x)
+        np.testing.assert_allclose(to_numpy(got[k]), central_difference(at, ws[k]), rtol=1e-6,
+                                   atol=1e-8)
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_starred_unpacking_of_an_array(framework) -> None:
+    three_modes(init_and_last, (), framework)

@@ -40,7 +40,7 @@ CASES = [
     Refusal(P.uses_while_else, ("while...else",), "while i < 3:"),
     Refusal(P.uses_match, ("match statements",), "match x.ndim:"),
     Refusal(P.uses_async, ("async",), "async def uses_async(x):"),
-    Refusal(P.uses_star_unpacking, ("*-unpacking",), "a, *rest = x"),
+    Refusal(P.uses_star_unpacking, ("*-unpacking",), "a, *rest = x * 2.0"),
     Refusal(P.uses_nested_subscript_store, ("only a variable's items can be assigned",),
             "y[0][1] = x[0]"),
     Refusal(P.uses_attribute_subscript_store, ("only a variable's items can be assigned",),
