@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 import gast
 
-from ..errors import GradlabError
+from ..errors import GradlabError, gradlab_refuses
 from . import ir, trees
 from .aliasing import result_aliases
 from .analyze import analyze, number_params
@@ -214,8 +214,9 @@ class Program:
         parameters of the factory the generated code is compiled in."""
         scope = unit.parsed.scope
         main_globals = self.main.fn.__globals__
-        values = {k: v for k, v in scope.closure.items()
-                  if k != GL and not isinstance(v, types.FunctionType)}
+        values = {k: v for k, v in scope.closure.items()   # (a definition's refusal is
+                  if k != GL and (not isinstance(v, types.FunctionType)  # kept as written)
+                                  or v is gradlab_refuses)}
         if unit.fn.__globals__ is not main_globals:
             for n in unit.fn.__code__.co_names:
                 if n in unit.fn.__globals__:

@@ -65,7 +65,7 @@ def is_definition(obj: Any) -> bool:
 @spelled("diagonal", torch="diagonal")
 def np_diagonal(a, offset=0):
     """The entries a[i, i + offset] of the first two axes, as the last axis."""
-    if a.ndim < 2:
+    if numpy.ndim(a) < 2:
         gradlab_refuses("np.diagonal, np.trace: the array needs two axes or more")
     n = a.shape[0]
     m = a.shape[1]
@@ -87,7 +87,7 @@ def np_trace(a, offset=0):
 @spelled("diag", torch="diag")
 def np_diag(v, k=0):
     """A 1-d array on the diagonal of a square matrix of zeros; of a 2-d array, its diagonal."""
-    if v.ndim != 1:
+    if numpy.ndim(v) != 1:
         return np_diagonal(v, k)
     size = v.shape[0] + (k if k >= 0 else -k)
     index = numpy.arange(v.shape[0])
@@ -102,7 +102,7 @@ def np_diag(v, k=0):
 @spelled("tril", torch="tril")
 def np_tril(m, k=0):
     """Entries on and below diagonal k of the last two axes; zeros above."""
-    if m.ndim < 2:
+    if numpy.ndim(m) < 2:
         gradlab_refuses("np.tril of an array of fewer than two axes: gradlab's definition "
                         "takes a matrix (or a stack of them)")
     rows = numpy.arange(m.shape[-2])
@@ -114,7 +114,7 @@ def np_tril(m, k=0):
 @spelled("triu", torch="triu")
 def np_triu(m, k=0):
     """Entries on and above diagonal k of the last two axes; zeros below."""
-    if m.ndim < 2:
+    if numpy.ndim(m) < 2:
         gradlab_refuses("np.triu of an array of fewer than two axes: gradlab's definition "
                         "takes a matrix (or a stack of them)")
     rows = numpy.arange(m.shape[-2])
@@ -127,7 +127,7 @@ def np_triu(m, k=0):
 @spelled("diff", torch="diff")
 def np_diff(a, n=1, axis=-1):
     """Each entry minus the one before it along ``axis``, ``n`` times."""
-    if a.ndim == 0:
+    if numpy.ndim(a) == 0:
         gradlab_refuses("np.diff of a 0-d value (NumPy raises too)")
     moved = numpy.moveaxis(a, axis, -1)
     for _ in range(n):
@@ -211,7 +211,7 @@ def np_vstack(tup):
 def np_hstack(tup):
     """Side by side: along the first axis for 1-d arrays, the second otherwise."""
     arrays = [numpy.atleast_1d(t) for t in tup]
-    if arrays[0].ndim == 1:
+    if numpy.ndim(arrays[0]) == 1:
         return numpy.concatenate(arrays, axis=0)
     return numpy.concatenate(arrays, axis=1)
 
@@ -255,9 +255,9 @@ def np_cross(a, b):
 @spelled("kron", torch="kron")
 def np_kron(a, b):
     """The Kronecker product of two 1-d or two 2-d arrays: each entry of a times all of b."""
-    if a.ndim != b.ndim or a.ndim == 0 or a.ndim > 2:
+    if numpy.ndim(a) != numpy.ndim(b) or numpy.ndim(a) == 0 or numpy.ndim(a) > 2:
         gradlab_refuses("np.kron: gradlab's definition takes two 1-d or two 2-d arrays")
-    if a.ndim == 1:
+    if numpy.ndim(a) == 1:
         return numpy.reshape(a[:, None] * b[None, :], (-1,))
     blocks = a[:, None, :, None] * b[None, :, None, :]
     return numpy.reshape(blocks, (a.shape[0] * b.shape[0], a.shape[1] * b.shape[1]))
@@ -266,7 +266,7 @@ def np_kron(a, b):
 @spelled("inner")
 def np_inner(a, b):
     """Sums of products over the last axis of each: every row of a against every row of b."""
-    if a.ndim == 0 or b.ndim == 0:
+    if numpy.ndim(a) == 0 or numpy.ndim(b) == 0:
         return a * b
     size = a.shape[-1]
     products = numpy.reshape(a, (-1, size)) @ numpy.transpose(numpy.reshape(b, (-1, size)))
@@ -396,10 +396,10 @@ def np_tensordot(a, b, axes=2):
     if not isinstance(axes, int):
         gradlab_refuses("np.tensordot: gradlab's definition takes axes as an int")
     size = 1
-    for d in a.shape[a.ndim - axes:]:
+    for d in a.shape[numpy.ndim(a) - axes:]:
         size = size * d
     product = numpy.reshape(a, (-1, size)) @ numpy.reshape(b, (size, -1))
-    return numpy.reshape(product, a.shape[:a.ndim - axes] + b.shape[axes:])
+    return numpy.reshape(product, a.shape[:numpy.ndim(a) - axes] + b.shape[axes:])
 
 
 @spelled("special.xlogy", roots=_SCIPY_ROOTS, torch="xlogy special.xlogy")

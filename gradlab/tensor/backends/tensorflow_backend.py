@@ -163,8 +163,15 @@ def log10(x: Any) -> Any:
     return tf.math.log(x) / _math.log(10.0)
 
 
+#: Integer dtypes TensorFlow's MatMul does not take (NumPy's products of squared masks are
+#: int8): multiplied as int64 and cast back, wrapping around as NumPy's do.
+_NARROW_INTS = (tf.int8, tf.int16, tf.uint8, tf.uint16, tf.uint32)
+
+
 def matmul(x: Any, y: Any) -> Any:
     x, y = _pair(x, y)
+    if x.dtype in _NARROW_INTS:
+        return tf.cast(matmul(tf.cast(x, tf.int64), tf.cast(y, tf.int64)), x.dtype)
     if x.shape.rank >= 2 and y.shape.rank >= 2:
         return tf.linalg.matmul(x, y)
     if x.shape.rank == 1 and y.shape.rank == 1:

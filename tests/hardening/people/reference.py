@@ -34,7 +34,7 @@ def stops_gradient(source: str, dialect: str) -> bool:
     autodiff, not finite differences, says what the derivative is."""
     body = source.split("def f(", 1)[-1] if "def f(" in source else source
     return bool(_STOPS.search(source)) or (
-        dialect == "torch" and bool(re.search(r"torch\.tensor\((?![^)]*tolist)", body)))
+        dialect == "torch" and "torch.tensor(" in body)   # (of x.tolist() too: a new leaf)
 
 
 class Unstable(Exception):
