@@ -175,7 +175,7 @@ def torch_normalize(input, p=2.0, dim=1, eps=1e-12):
 
 # --- losses ------------------------------------------------------------------------------------------
 @spelled()
-def reduced_loss(values, reduction):
+def nn_reduced_loss(values, reduction):
     """A loss's values reduced as ``reduction`` says."""
     if reduction == "mean":
         return numpy.mean(values)
@@ -188,19 +188,19 @@ def reduced_loss(values, reduction):
 
 @spelled("mse_loss", roots=_TORCH)
 def torch_mse_loss(input, target, reduction="mean"):
-    return reduced_loss((input - target) ** 2, reduction)
+    return nn_reduced_loss((input - target) ** 2, reduction)
 
 
 @spelled("l1_loss", roots=_TORCH)
 def torch_l1_loss(input, target, reduction="mean"):
-    return reduced_loss(numpy.abs(input - target), reduction)
+    return nn_reduced_loss(numpy.abs(input - target), reduction)
 
 
 @spelled("smooth_l1_loss", roots=_TORCH)
 def torch_smooth_l1_loss(input, target, reduction="mean", beta=1.0):
     """Quadratic within ``beta`` of the target, linear beyond."""
     gap = numpy.abs(input - target)
-    return reduced_loss(numpy.where(gap < beta, 0.5 * gap ** 2 / beta, gap - 0.5 * beta),
+    return nn_reduced_loss(numpy.where(gap < beta, 0.5 * gap ** 2 / beta, gap - 0.5 * beta),
                     reduction)
 
 

@@ -6,7 +6,9 @@ terms of primitives that have rules, it is read like a helper of the user's (a s
 the generated code, shown under its own name), and its gradient follows from the definition.
 A student reading the gradient of ``np.trace(A)`` sees where the gradient goes (onto the diagonal) instead of a
 call to an opaque rule. Their names say what they stand for (``np_trace``, ``special_logit``),
-so that none is mistaken for, or clashes with, a name of the user's.
+and every name here has such a prefix (``np_``, ``special_``, ``math_``; ``torch_``, ``jax_``,
+``tf_``, ``nn_`` in :mod:`.activations`): the generated code holds them beside the user's
+names, so none may clash with one (a user's ``diagonal_offsets`` would be refused).
 
 Each definition takes the arguments NumPy's function takes, of which it implements the ones
 in its signature: an option it does not name (``np.trace(x, axis1=1)``) is refused when the
@@ -99,28 +101,26 @@ def np_diag(v, k=0):
     return square
 
 
+@spelled()
+def np_tri_offsets(m):
+    """For each entry of the last two axes, how far right of the diagonal it lies (column
+    minus row): what np.tril and np.triu compare with k."""
+    if numpy.ndim(m) < 2:
+        gradlab_refuses("np.tril, np.triu of an array of fewer than two axes: gradlab's "
+                        "definition takes a matrix (or a stack of them)")
+    return numpy.arange(m.shape[-1])[None, :] - numpy.arange(m.shape[-2])[:, None]
+
+
 @spelled("tril", torch="tril")
 def np_tril(m, k=0):
     """Entries on and below diagonal k of the last two axes; zeros above."""
-    if numpy.ndim(m) < 2:
-        gradlab_refuses("np.tril of an array of fewer than two axes: gradlab's definition "
-                        "takes a matrix (or a stack of them)")
-    rows = numpy.arange(m.shape[-2])
-    columns = numpy.arange(m.shape[-1])
-    below = rows[:, None] + k >= columns[None, :]
-    return numpy.where(below, m, 0)
+    return numpy.where(np_tri_offsets(m) <= k, m, 0)
 
 
 @spelled("triu", torch="triu")
 def np_triu(m, k=0):
     """Entries on and above diagonal k of the last two axes; zeros below."""
-    if numpy.ndim(m) < 2:
-        gradlab_refuses("np.triu of an array of fewer than two axes: gradlab's definition "
-                        "takes a matrix (or a stack of them)")
-    rows = numpy.arange(m.shape[-2])
-    columns = numpy.arange(m.shape[-1])
-    above = columns[None, :] - rows[:, None] >= k
-    return numpy.where(above, m, 0)
+    return numpy.where(np_tri_offsets(m) >= k, m, 0)
 
 
 # --- differences, sums along an axis ------------------------------------------------------------
