@@ -108,6 +108,6 @@ def _is_array(x: Any) -> bool:
 def _stacked(rows: GradList, like: Any) -> Any:
     """The gradients of an array's rows, read as a list (``first, *rest = x``), as one array
     of ``like``'s framework, to be added to the array's gradient."""
-    from .detect import framework_of
+    from .detect import require_framework
     from .registry import backend
-    return backend(framework_of(like)).stack(list(rows))
+    return backend(require_framework(like)).stack(list(rows))
