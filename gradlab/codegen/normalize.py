@@ -959,8 +959,6 @@ class Normalizer:
         args, kwargs = self._operands(prim, bound, res, node, custom)
         if prim in _FLOAT_OF_TRUTH and _framework_of(res) in ("torch", "jax"):
             args = [self._truth_as(a, "float32") for a in args]
-        elif prim in ("floor", "ceil") and res.module == "math":
-            args = [self._truth_as(a, "int64") for a in args]   # math.floor(True) is 1
         elif prim == "copy" and res.module == "builtins":
             args = [self._truth_as(a, "float64") for a in args]  # float(m[0]) is 1.0, a number
         if prim == "sum_list" and isinstance(args[0], str):

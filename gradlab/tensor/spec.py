@@ -157,8 +157,9 @@ TABLE: list[Primitive] = [
     _unary("rsqrt", np="", torch="rsqrt", tf="math.rsqrt", jax="lax.rsqrt", method="",
            torch_method="rsqrt"),
     _unary("sign", nondiff=STEPS),
-    _unary("floor", nondiff=STEPS, math="floor"),
-    _unary("ceil", nondiff=STEPS, math="ceil", tf="math.ceil"),
+    # (math.floor and math.ceil give Python ints, indices: kept as written, see STATIC_CALLS)
+    _unary("floor", nondiff=STEPS),
+    _unary("ceil", nondiff=STEPS, tf="math.ceil"),
     prim("round", "(x, decimals=0)", UNARY, SAME_SHAPE, nondiff=STEPS, np="round around",
          torch="round", tf="math.round round", method="round"),
     _unary("isnan", nondiff=BOOLEAN, tf="math.is_nan", method=""),

@@ -4091,3 +4091,17 @@ def test_starred_unpacking_of_a_list_argument(framework) -> None:
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_starred_unpacking_of_an_array(framework) -> None:
     three_modes(init_and_last, (), framework)
+
+
+# --- math.floor of a Python float is an int, an index (it was NumPy's float64: IndexError) ------
+def picked_at_a_floored_position(x, q):
+    i = math.floor(q * (x.shape[0] - 1))
+    return x[i] * 2.0 + np.sum(x ** 2) + math.ceil(q)
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_math_floor_of_a_number_indexes(framework) -> None:
+    require(framework)
+    x = np.array([1.0, 2.0, 3.0])
+    got = gradlab.grad(picked_at_a_floored_position)(to_framework(x, framework), 0.6)
+    np.testing.assert_allclose(to_numpy(got), 2 * x + np.array([0.0, 2.0, 0.0]))

@@ -200,6 +200,62 @@ def np_median(a, axis=None):
     return (ordered[..., n // 2 - 1] + ordered[..., n // 2]) / 2.0
 
 
+@spelled("percentile")
+def np_percentile(a, q, axis=None):
+    """The q-th percentile (a number q) along ``axis`` (of the flattened array for None), by
+    linear interpolation between the two sorted entries around it, as NumPy's default."""
+    return np_quantile(a, q / 100.0, axis)
+
+
+@spelled("quantile")
+def np_quantile(a, q, axis=None):
+    """The q-th quantile (a number q in [0, 1]): see :func:`np_percentile`."""
+    if numpy.ndim(q) != 0:
+        gradlab_refuses("np.quantile, np.percentile: gradlab's definition takes one number q")
+    if axis is None:
+        ordered = np_sort(a, None)
+    else:
+        ordered = numpy.moveaxis(np_sort(a, axis), axis, -1)
+    position = q * (ordered.shape[-1] - 1)
+    lower = int(position)          # (position >= 0: its floor)
+    upper = lower + 1 if lower + 1 < ordered.shape[-1] else lower
+    weight = position - lower
+    return ordered[..., lower] * (1.0 - weight) + ordered[..., upper] * weight
+
+
+@spelled("cov")
+def np_cov(m, rowvar=True, bias=False, ddof=None):
+    """The covariance of the variables in the rows (columns if not ``rowvar``), over the
+    observations: centred products divided by their number less ``ddof`` (1 unless ``bias``)."""
+    x = numpy.atleast_2d(m)
+    if not rowvar and x.shape[0] != 1:
+        x = numpy.transpose(x)
+    if ddof is None:
+        ddof = 0 if bias else 1
+    centred = x - numpy.mean(x, axis=1, keepdims=True)
+    return numpy.squeeze(centred @ numpy.transpose(centred) / (x.shape[1] - ddof))
+
+
+@spelled("add.reduce")
+def np_add_reduce(array, axis=0):
+    return numpy.sum(array, axis=axis)
+
+
+@spelled("multiply.reduce")
+def np_multiply_reduce(array, axis=0):
+    return numpy.prod(array, axis=axis)
+
+
+@spelled("maximum.reduce")
+def np_maximum_reduce(array, axis=0):
+    return numpy.max(array, axis=axis)
+
+
+@spelled("minimum.reduce")
+def np_minimum_reduce(array, axis=0):
+    return numpy.min(array, axis=axis)
+
+
 # --- joining --------------------------------------------------------------------------------------
 @spelled("vstack", "row_stack", torch="vstack row_stack")
 def np_vstack(tup):
