@@ -207,10 +207,14 @@ def _no_rule_message(label: object, origin: ir.Origin | None, target: object = N
     if str(label).endswith(" of an iterable"):     # builtin max(values): no function to name
         return (f"gradlab has no derivative rule for {label}{where}: write the items out "
                 f"(max(a, b, c)), or use the framework's reduction of an array (np.max(x))")
-    if target is dict or target is list:
-        return (f"a {label}(...) built inside a call's arguments{where} is not differentiated: "
-                f"gradlab reads a container with constant keys or indices in the function that "
-                f"builds it (assigned to a name); pass its values as arguments instead")
+    if target is dict:
+        return (f"a dict(...) built inside a call's arguments{where} is not differentiated: "
+                f"gradlab reads a dict with constant keys in the function that builds it "
+                f"(assigned to a name); pass its values as arguments instead")
+    if target is list or target is tuple:
+        return (f"{label}(...) of a value that carries a gradient{where} is not "
+                f"differentiated: index it (x[0], x[1]), unpack it (first, *rest = x) or "
+                f"build the list with a comprehension ([r for r in x])")
     receiver, _, method = str(label).rpartition(".")
     if receiver and method.isidentifier() and not all(
             part.isidentifier() for part in receiver.split(".")):
