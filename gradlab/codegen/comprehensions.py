@@ -47,10 +47,48 @@ def lower_comprehensions(parsed: ParsedFunction, names: Names) -> None:
     """Rewrite, in place, every list comprehension of ``parsed``'s function (and each generator
     expression given to ``sum``/``min``/``max``/``any``/``all``) as a loop building a list."""
     root = parsed.node
+    _lists_as_comprehensions(parsed, names)
     if not any(isinstance(n, (gast.ListComp, gast.GeneratorExp)) for n in trees.walk(root)):
         return
     lowering = _Lowering(parsed, names, _names_outside_comprehensions(root))
     root.body = lowering.block(root.body)
+
+
+def _lists_as_comprehensions(parsed: ParsedFunction, names: Names) -> None:
+    """``list(v ** 2 for v in vs)`` and ``list(x)`` of a parameter (its rows, or a copy of a
+    list) as the comprehensions they are, ``[v ** 2 for v in vs]`` and ``[r for r in x]``
+    (builtin ``list`` and ``tuple`` only, not names the function rebinds)."""
+    root = parsed.node
+    params = {a.id for a in root.args.posonlyargs + root.args.args + root.args.kwonlyargs}
+    stored = {n.id for n in trees.walk(root) if isinstance(n, gast.Name) and isinstance(
+        n.ctx, gast.Store)}
+    builtin = {name for name in ("list", "tuple") if name not in stored | params and
+               parsed.scope.lookup(name)[1] is getattr(builtins, name)}
+    if not builtin:
+        return
+
+    class Rewrite(gast.NodeTransformer):
+        def visit_Call(self, node: gast.Call) -> gast.AST:
+            self.generic_visit(node)
+            if not (isinstance(node.func, gast.Name) and node.func.id in builtin and len(
+                    node.args) == 1 and not node.keywords):
+                return node
+            arg = node.args[0]
+            if isinstance(arg, gast.GeneratorExp):
+                made = gast.ListComp(elt=arg.elt, generators=arg.generators)
+            elif isinstance(arg, gast.Name) and arg.id in params and arg.id not in stored:
+                row = names.fresh(f"{arg.id}_row")
+                made = gast.ListComp(
+                    elt=gast.Name(row, gast.Load(), None, None),
+                    generators=[gast.comprehension(target=gast.Name(row, gast.Store(), None,
+                                                                    None),
+                                                   iter=arg, ifs=[], is_async=0)])
+            else:
+                return node
+            for n in trees.walk(made):
+                gast.copy_location(n, node)
+            return made
+    Rewrite().visit(root)
 
 
 class _Lowering:

@@ -4105,3 +4105,22 @@ def test_math_floor_of_a_number_indexes(framework) -> None:
     x = np.array([1.0, 2.0, 3.0])
     got = gradlab.grad(picked_at_a_floored_position)(to_framework(x, framework), 0.6)
     np.testing.assert_allclose(to_numpy(got), 2 * x + np.array([0.0, 2.0, 0.0]))
+
+
+# --- list(x) of an argument and list(generator) (refused: "no derivative rule for list") --------
+def rows_of_a_list_call(x):
+    rows = list(x)
+    squares = list(np.sum(r ** 2) for r in rows)
+    return np.sum(rows[0] * rows[1]) + sum(squares) + np.sum(tuple(v * 2.0 for v in x[0]))
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_list_of_an_argument_and_of_a_generator(framework) -> None:
+    require(framework)
+    x = np.array([[0.3, -0.2], [0.5, 1.1], [0.7, -0.4]])
+    want = central_difference(rows_of_a_list_call, x)
+    got = gradlab.grad(rows_of_a_list_call)(to_framework(x, framework))
+    np.testing.assert_allclose(to_numpy(got), want, rtol=1e-6, atol=1e-8)
+    v = np.cos(np.arange(6.0)).reshape(3, 2)
+    _, t = gradlab.jvp(rows_of_a_list_call)(to_framework(x, framework), to_framework(v, framework))
+    assert float(to_numpy(t)) == pytest.approx(float(np.sum(want * v)), rel=1e-6)
