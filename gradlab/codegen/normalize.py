@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import ast
 import builtins
-import copy
 import dataclasses
-import functools
 import inspect
+import textwrap
 from typing import Any
 
 import gast
@@ -26,9 +25,9 @@ from .parse import ParsedFunction, is_generated
 from .primitives import ATTRIBUTES, INPLACE_METHODS, signature
 from .rules import ADJOINTS, TANGENTS, custom_signature, is_custom
 from .rules.instantiate import tested_for_none
-from .resolve import (BindError, Resolution, Resolver, Transform, callee_text, dotted,
-                      getattr_chain)
+from .resolve import BindError, Resolution, Resolver, Transform, callee_text, dotted
 from .structure import lower_returns
+from .callables import CallableNames
 
 
 def value_params(prim: str) -> tuple[str, ...]:
@@ -78,7 +77,7 @@ _REFUSED = {
 }
 
 
-class Normalizer:
+class Normalizer(CallableNames):
     def __init__(self, parsed: ParsedFunction, names: Names, dialect: str = "numpy",
                  lists: frozenset[str] = frozenset(),
                  checked_lists: frozenset[str] = frozenset()) -> None:
@@ -557,89 +556,6 @@ class Normalizer:
         self.emit(Assign(self.origin, self._targets(target, op), op))
         self._note_kind(target, op)
 
-    def _partial(self, target: str, value: gast.expr) -> bool:
-        """``g = functools.partial(h, a, k=b)``, assigned once: each call ``g(x)`` is read as
-        ``h(a, x, k=b)`` (the bound values taken where the partial is made), so gradlab reads
-        ``h`` as it would be called directly; a partial used otherwise than called is refused
-        (see :meth:`atom`)."""
-        if not (isinstance(value, gast.Call) and value.args and not any(
-                isinstance(a, gast.Starred) for a in value.args) and all(
-                    k.arg is not None for k in value.keywords)):
-            return False
-        parts = dotted(value.func)
-        if parts is None or parts[0] in self.locals:
-            return False
-        found, obj = self.parsed.scope.lookup(parts[0])
-        if not found or getattr_chain(obj, parts[1:]) is not functools.partial:
-            return False
-        self._assigned_once(target, value, "functools.partial")
-
-        def held(expr: gast.expr) -> gast.expr:    # the value bound now, whatever changes later
-            atom = self.atom(expr)
-            if isinstance(atom, Const):
-                return _as_expr(atom)
-            return gast.Name(self._bind_temp(f"{target}_arg", Op(OpKind.COPY, args=[atom])),
-                             gast.Load(), None, None)
-        bound = [held(a) for a in value.args[1:]]
-        keywords = [gast.keyword(arg=k.arg, value=held(k.value)) for k in value.keywords]
-        self.partials[target] = (value.args[0], bound, keywords)
-        return True
-
-    def _assigned_once(self, target: str, value: gast.expr, what: str) -> None:
-        """A name whose calls are read as what it holds (a partial, a lambda) must hold that
-        one value wherever it is called."""
-        stores = sum(isinstance(n, gast.Name) and n.id == target and isinstance(
-            n.ctx, gast.Store) for n in trees.walk(self.parsed.node))
-        if stores != 1:
-            raise self.parsed.error(
-                f"{target} is a {what} here and is assigned elsewhere too: gradlab reads a "
-                f"{what}'s calls as what it computes where the name holds one {what}; give "
-                f"each {what} a name of its own", value, what)
-
-    def _lambda_call(self, node: gast.Call) -> gast.expr | None:
-        """``loss(w)`` of ``loss = lambda p: np.sum(p ** 2)``: the lambda's expression with
-        its parameters replaced by the call's arguments (each evaluated once, first), read
-        where the call is, as Python evaluates a lambda's body when it is called."""
-        if not (isinstance(node.func, gast.Name) and node.func.id in self.lambdas):
-            return None
-        name, lam = node.func.id, self.lambdas[node.func.id]
-        spec = lam.args
-        if spec.vararg is not None or spec.kwarg is not None or spec.kwonlyargs or \
-                spec.posonlyargs or any(isinstance(a, gast.Starred) for a in node.args) or \
-                any(k.arg is None for k in node.keywords):
-            raise self.parsed.error(f"{name}: a lambda with *args, **kwargs or keyword-only "
-                                    f"parameters, or a call of one with * or **, is not "
-                                    f"supported: write a def", node, "lambda")
-        if any(not isinstance(d, gast.Constant) for d in spec.defaults):
-            raise self.parsed.error(f"{name}: a lambda's default that is not a literal is "
-                                    f"evaluated where the lambda is made: write a def", node,
-                                    "lambda")
-        if name in self.expanding:
-            raise self.parsed.error(f"{name} calls itself: write a def", node, "lambda")
-        params = [a.id for a in spec.args]
-        given: dict[str, gast.expr] = dict(zip(params, node.args))
-        for k in node.keywords:
-            given[k.arg] = k.value  # type: ignore[index]
-        defaults = dict(zip(params[len(params) - len(spec.defaults):], spec.defaults))
-        if len(node.args) > len(params) or set(given) - set(params) or (
-                set(params) - set(given) - set(defaults)):
-            raise self.parsed.error(f"{name} takes ({', '.join(params)}): the call does not "
-                                    f"match", node, "lambda")
-        values = {p: _as_expr(self.atom(given[p])) if p in given else defaults[p]
-                  for p in params}
-        self.expanding.add(name)         # (until the body is read: see _call)
-        return _Substituted(values).visit(copy.deepcopy(lam.body))
-
-    def _partial_call(self, node: gast.Call) -> gast.Call | None:
-        """``g(x)`` of a partial (see :meth:`_partial`) as the call of its function."""
-        if not (isinstance(node.func, gast.Name) and node.func.id in self.partials):
-            return None
-        func, bound, keywords = self.partials[node.func.id]
-        given = {k.arg for k in node.keywords}
-        return gast.Call(func=func, args=bound + list(node.args),
-                         keywords=[k for k in keywords if k.arg not in given] + list(
-                             node.keywords))
-
     def _targets(self, target: str, op: Op) -> list[str]:
         """An opaque call's statement also names the framework's backward for it."""
         if op.kind is OpKind.OPAQUE:
@@ -746,9 +662,10 @@ class Normalizer:
         # a slice of a list sure to be one (xs[1:]; a name unpacked, a, b = p, may be an array)
         sliced = op.prim == "list_getitem" and isinstance(op.args[1], gast.Slice) and (
             op.args[0] in self.sure_lists)
+        returned = _returns_containers(op.callee) if op.kind is OpKind.USER else None
         sure = op.kind is OpKind.LIST or op.prim in ir.LIST_RESULTS or sliced or (
-            copied and op.args[0] in self.sure_lists)
-        if sure or op.fields or (copied and op.args[0] in self.lists):
+            copied and op.args[0] in self.sure_lists) or returned == "always"
+        if sure or op.fields or (copied and op.args[0] in self.lists) or returned:
             self.lists.add(target)
         else:
             self.lists.discard(target)
@@ -1413,16 +1330,43 @@ def _is_literal_value(v: Any) -> bool:
     return isinstance(v, tuple) and all(_is_literal_value(e) for e in v)
 
 
-class _Substituted(gast.NodeTransformer):
-    """A lambda's body with its parameters replaced by the expressions of a call's values."""
+_RETURNS: dict[Any, str] = {}
 
-    def __init__(self, values: dict[str, gast.expr]) -> None:
-        self.values = values
 
-    def visit_Name(self, node: gast.Name) -> gast.expr:
-        if node.id in self.values and isinstance(node.ctx, gast.Load):
-            return copy.deepcopy(self.values[node.id])
-        return node
+def _returns_containers(fn: Any) -> str:
+    """Whether a helper of the user's returns a tuple or list written out (``return a, b``):
+    ``"always"``, ``"sometimes"`` or ``""``. Its result is then a list to the caller:
+    ``np.prod(pair(x))`` stacks it, as NumPy does (it crashed, and TensorFlow added the pair
+    into the gradient of each item)."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return ""
+    if code not in _RETURNS:
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+        except (OSError, TypeError, SyntaxError):
+            _RETURNS[code] = ""
+            return ""
+        top = tree.body[0] if tree.body else None
+        returns = [n.value for n in _own_returns(top)] if top is not None else []
+        written = [isinstance(v, (ast.Tuple, ast.List)) for v in returns if v is not None]
+        _RETURNS[code] = "always" if written and all(written) else (
+            "sometimes" if any(written) else "")
+    return _RETURNS[code]
+
+
+def _own_returns(fn: ast.AST) -> list[ast.Return]:
+    """The return statements of ``fn`` itself, not of functions defined inside it."""
+    out: list[ast.Return] = []
+    todo = list(ast.iter_child_nodes(fn))
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(n, ast.Return):
+            out.append(n)
+        todo.extend(ast.iter_child_nodes(n))
+    return out
 
 
 def _as_expr(atom: ir.Atom) -> gast.expr:

@@ -12,6 +12,7 @@ hands plain lists back to the caller (``gradlab.api.conform_gradients``).
 """
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from ..errors import GradlabError
@@ -105,9 +106,15 @@ def _is_array(x: Any) -> bool:
     return not isinstance(x, (list, tuple)) and hasattr(x, "shape") and hasattr(x, "dtype")
 
 
+#: The namespace whose ``stack`` makes an array of a framework's rows, by the array type's
+#: root module (already imported: the rows are its arrays).
+_STACKS = {"torch": "torch", "jax": "jax.numpy", "jaxlib": "jax.numpy",
+           "tensorflow": "tensorflow"}
+
+
 def _stacked(rows: GradList, like: Any) -> Any:
     """The gradients of an array's rows, read as a list (``first, *rest = x``), as one array
-    of ``like``'s framework, to be added to the array's gradient."""
-    from .detect import require_framework
-    from .registry import backend
-    return backend(require_framework(like)).stack(list(rows))
+    of ``like``'s framework, to be added to the array's gradient. (The tensor layer's
+    namespaces import this module: the framework's own stack is looked up, not imported.)"""
+    root = type(like).__module__.split(".")[0]
+    return sys.modules[_STACKS.get(root, "numpy")].stack(list(rows))

@@ -4124,3 +4124,18 @@ def test_list_of_an_argument_and_of_a_generator(framework) -> None:
     v = np.cos(np.arange(6.0)).reshape(3, 2)
     _, t = gradlab.jvp(rows_of_a_list_call)(to_framework(x, framework), to_framework(v, framework))
     assert float(to_numpy(t)) == pytest.approx(float(np.sum(want * v)), rel=1e-6)
+
+
+# --- a helper's tuple passed to an array function (np.prod(pair(x))): NumPy stacks it; gradlab
+# crashed on NumPy, torch and JAX and gave a wrong gradient on TensorFlow ------------------------
+def _sum_and_sum_of_squares(a):
+    return np.sum(a), np.sum(a ** 2)
+
+
+def array_function_of_a_helpers_tuple(x):
+    return np.prod(_sum_and_sum_of_squares(x)) + np.sum(_sum_and_sum_of_squares(x * 2.0))
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_a_helpers_tuple_given_to_an_array_function_is_stacked(framework) -> None:
+    three_modes(array_function_of_a_helpers_tuple, (), framework)

@@ -319,6 +319,13 @@ def np_kron(a, b):
     return numpy.reshape(blocks, (a.shape[0] * b.shape[0], a.shape[1] * b.shape[1]))
 
 
+@spelled("linalg.slogdet")
+def np_slogdet(a):
+    """The sign and the log of the absolute value of the determinant."""
+    determinant = numpy.linalg.det(a)
+    return numpy.sign(determinant), numpy.log(numpy.abs(determinant))
+
+
 @spelled("inner")
 def np_inner(a, b):
     """Sums of products over the last axis of each: every row of a against every row of b."""

@@ -53,6 +53,8 @@ def quantiles(x): return np.percentile(x, 30) ** 2 + np.sum(np.quantile(x, 0.75,
 def covariances(x): return np.sum(np.cov(x) ** 2) + np.sum(np.cov(x, rowvar=False) * 2) + np.cov(x[0]) + np.sum(np.cov(x, bias=True))  # noqa: E704,E501
 def ufunc_reductions(x): return np.sum(np.add.reduce(x ** 2) + np.multiply.reduce(x, axis=1).sum() + np.maximum.reduce(x) * np.minimum.reduce(x, 1).sum())  # noqa: E704,E501
 
+def log_determinants(x): return np.linalg.slogdet(x[:, :3] + 2 * np.eye(3))[1] ** 2 + np.prod(np.linalg.slogdet(x[:, 1:] - np.eye(3)))  # noqa: E704,E501
+
 
 CASES = [(trace_square, S), (trace_offset, S), (trace_of_3d, T), (diagonal_offsets, S),
          (diag_of_a_vector, S), (diag_of_a_matrix, S), (triangles, S), (triangle_offsets, S),
@@ -60,7 +62,7 @@ CASES = [(trace_square, S), (trace_offset, S), (trace_of_3d, T), (diagonal_offse
          (polynomial_of_values, S), (stacks, S), (column_stacks, S), (rolls, S),
          (cross_products, S), (kronecker, S), (angles, S), (powers_of_two, S), (averages, S),
          (sorts, S), (medians, S), (inner_products, S), (matrix_powers, S), (quantiles, S),
-         (covariances, S), (ufunc_reductions, S)]
+         (covariances, S), (ufunc_reductions, S), (log_determinants, S)]
 
 
 def _direction(x: np.ndarray) -> np.ndarray:
