@@ -130,8 +130,12 @@ def np_diff(a, n=1, axis=-1):
     if numpy.ndim(a) == 0:
         gradlab_refuses("np.diff of a 0-d value (NumPy raises too)")
     moved = numpy.moveaxis(a, axis, -1)
+    kind = a.dtype                  # (the tensor layer's dtype, compared by name)
     for _ in range(n):
-        moved = moved[..., 1:] - moved[..., :-1]
+        if kind == "bool":          # of truth values: whether neighbours differ, as NumPy
+            moved = numpy.not_equal(moved[..., 1:], moved[..., :-1])
+        else:
+            moved = moved[..., 1:] - moved[..., :-1]
     return numpy.moveaxis(moved, -1, axis)
 
 

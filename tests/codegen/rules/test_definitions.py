@@ -132,3 +132,15 @@ def test_the_gradient_code_shows_the_definition_as_a_helper() -> None:
     text = gradlab.grad(trace_square).source_for(S)
     assert "np_trace(" in text and "def np_trace(a, offset=0):" in text
     assert "def np_diagonal(" in text
+
+
+def differences_of_a_mask(x): return np.sum(np.diff(x > 0.25) * x[:, 1:]) + np.sum(np.diff(x, axis=0) ** 2)  # noqa: E704,E501
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_diff_of_truth_values_says_where_neighbours_differ(framework) -> None:
+    """np.diff of a mask is not_equal, as NumPy's (torch refused bool - bool: fuzz seed 50505)."""
+    require(framework)
+    got = gradlab.grad(differences_of_a_mask)(to_framework(S, framework))
+    np.testing.assert_allclose(to_numpy(got), central_difference(differences_of_a_mask, S),
+                               rtol=1e-6, atol=1e-8)
