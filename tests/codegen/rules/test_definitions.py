@@ -142,7 +142,7 @@ def test_diff_of_truth_values_says_where_neighbours_differ(framework) -> None:
     """np.diff of a mask is not_equal, as NumPy's (torch refused bool - bool: fuzz seed 50505)."""
     require(framework)
     if framework == "tensorflow":    # TensorFlow's mask * x is a mask: refused at the line
-        with pytest.raises(GradlabError, match="bool tensors"):
+        with pytest.raises(GradlabError, match="TensorFlow"):
             gradlab.grad(differences_of_a_mask)(to_framework(S, framework))
         return
     got = gradlab.grad(differences_of_a_mask)(to_framework(S, framework))
