@@ -365,7 +365,8 @@ class Normalizer(CallableNames):
             return gast.Subscript(value=gast.Name(value.id, gast.Load(), None, None),
                                   slice=index, ctx=gast.Load())
         for i in range(k):
-            self.assign_to(target.elts[i].id, item(gast.Constant(i, None)))  # type: ignore[attr-defined]
+            first = target.elts[i].id  # type: ignore[attr-defined]
+            self.assign_to(first, item(gast.Constant(i, None)))
         rest = gast.Slice(gast.Constant(k, None),
                           gast.Constant(-after, None) if after else None, None)
         self.assign_to(target.elts[k].value.id, item(rest))  # type: ignore[attr-defined]

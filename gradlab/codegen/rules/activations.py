@@ -22,7 +22,7 @@ _JAX = ("jax.nn",)
 _TF = ("tensorflow.nn",)
 
 
-# --- activations -------------------------------------------------------------------------------
+# --- activations ---------------------------------------------------------------------------------
 @spelled("gelu", roots=_TORCH)
 def torch_gelu(input, approximate="none"):
     """x * Phi(x), Phi the standard normal's distribution function (tanh's approximation of
@@ -173,7 +173,7 @@ def torch_normalize(input, p=2.0, dim=1, eps=1e-12):
     return input / numpy.maximum(norm, eps)
 
 
-# --- losses ------------------------------------------------------------------------------------------
+# --- losses --------------------------------------------------------------------------------------
 @spelled()
 def nn_reduced_loss(values, reduction):
     """A loss's values reduced as ``reduction`` says."""
@@ -212,7 +212,7 @@ def torch_cosine_similarity(x1, x2, dim=1, eps=1e-8):
     return numpy.sum(x1 * x2, axis=dim) / (norm1 * norm2)
 
 
-# --- torch and TensorFlow spellings of NumPy's ------------------------------------------------------
+# --- torch and TensorFlow spellings of NumPy's ---------------------------------------------------
 @spelled("lerp", roots=("torch",))
 def torch_lerp(input, end, weight):
     return input + weight * (end - input)

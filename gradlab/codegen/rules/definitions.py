@@ -4,8 +4,9 @@
 ``np.diff`` subtracts neighbours. Such a function needs no rule of its own: defined here in
 terms of primitives that have rules, it is read like a helper of the user's (a subroutine of
 the generated code, shown under its own name), and its gradient follows from the definition.
-A student reading the gradient of ``np.trace(A)`` sees where the gradient goes (onto the diagonal) instead of a
-call to an opaque rule. Their names say what they stand for (``np_trace``, ``special_logit``),
+A student reading the gradient of ``np.trace(A)`` sees where the gradient goes (onto the
+diagonal) instead of a call to an opaque rule. Their names say what they stand for
+(``np_trace``, ``special_logit``),
 and every name here has such a prefix (``np_``, ``special_``, ``math_``; ``torch_``, ``jax_``,
 ``tf_``, ``nn_`` in :mod:`.activations`): the generated code holds them beside the user's
 names, so none may clash with one (a user's ``diagonal_offsets`` would be refused).
@@ -19,9 +20,8 @@ and each other; :mod:`.activations` defines the neural-network functions the sam
 """
 from __future__ import annotations
 
-from typing import Any, Callable
-
 import math
+from typing import Any, Callable
 
 import numpy
 
@@ -63,7 +63,7 @@ def is_definition(obj: Any) -> bool:
         return False
 
 
-# --- diagonals and triangles --------------------------------------------------------------------
+# --- diagonals and triangles ---------------------------------------------------------------------
 @spelled("diagonal", torch="diagonal")
 def np_diagonal(a, offset=0):
     """The entries a[i, i + offset] of the first two axes, as the last axis."""
@@ -123,7 +123,7 @@ def np_triu(m, k=0):
     return numpy.where(np_tri_offsets(m) >= k, m, 0)
 
 
-# --- differences, sums along an axis ------------------------------------------------------------
+# --- differences, sums along an axis -------------------------------------------------------------
 @spelled("diff", torch="diff")
 def np_diff(a, n=1, axis=-1):
     """Each entry minus the one before it along ``axis``, ``n`` times."""
@@ -260,7 +260,7 @@ def np_minimum_reduce(array, axis=0):
     return numpy.min(array, axis=axis)
 
 
-# --- joining --------------------------------------------------------------------------------------
+# --- joining -------------------------------------------------------------------------------------
 @spelled("vstack", "row_stack", torch="vstack row_stack")
 def np_vstack(tup):
     """Rows on top of each other (a 1-d array is one row)."""
@@ -301,7 +301,7 @@ def np_roll(a, shift, axis=None):
     return numpy.moveaxis(rolled, 0, axis)
 
 
-# --- products ---------------------------------------------------------------------------------------
+# --- products ------------------------------------------------------------------------------------
 @spelled("cross")
 def np_cross(a, b):
     """The cross product of 3-vectors along the last axis."""
@@ -356,7 +356,7 @@ def np_matrix_power(a, n):
     return power
 
 
-# --- elementwise ------------------------------------------------------------------------------------
+# --- elementwise ---------------------------------------------------------------------------------
 @spelled("deg2rad", "radians", torch="deg2rad")
 def np_deg2rad(x):
     return x * (numpy.pi / 180.0)
