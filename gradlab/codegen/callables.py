@@ -16,7 +16,7 @@ from typing import Any, Callable
 import gast
 
 from . import trees
-from .ir import Const, Op, OpKind
+from .ir import Const, Op, OpKind, as_expr
 from .resolve import dotted, getattr_chain
 
 
@@ -129,12 +129,3 @@ class _Substituted(gast.NodeTransformer):
         if node.id in self.values and isinstance(node.ctx, gast.Load):
             return copy.deepcopy(self.values[node.id])
         return node
-
-
-def as_expr(atom: Any) -> gast.expr:
-    """An atom of the IR as an expression (a name, a constant)."""
-    if isinstance(atom, str):
-        return gast.Name(atom, gast.Load(), None, None)
-    if isinstance(atom, Const):
-        return gast.Constant(value=atom.value, kind=None)
-    return atom

@@ -300,39 +300,30 @@ class _Functional(ast.NodeTransformer):
         ``d = gl.index_add(d, i, v)``."""
         added = _self_addition(node)
         if added is not None:
-            d, index, value = added
-            update = ast.Assign(
-                targets=[ast.Name(d, ast.Store())],
-                value=ast.Call(func=ast.Attribute(ast.Name("gl", ast.Load()), "index_add",
-                                                  ast.Load()),
-                               args=[ast.Name(d, ast.Load()), _index_value(index), value],
-                               keywords=[]))
-            return ast.copy_location(update, node)
+            return _written_back(node, "index_add", *added)
         target = node.targets[0]
         if not (len(node.targets) == 1 and isinstance(target, ast.Subscript)
                 and isinstance(target.value, ast.Name) and target.value.id in self.buffers):
             return node
-        d = target.value.id
-        update = ast.Assign(
-            targets=[ast.Name(d, ast.Store())],
-            value=ast.Call(func=ast.Attribute(ast.Name("gl", ast.Load()), "index_update",
-                                              ast.Load()),
-                           args=[ast.Name(d, ast.Load()), _index_value(target.slice),
-                                 node.value], keywords=[]))
-        return ast.copy_location(update, node)
+        return _written_back(node, "index_update", target.value.id, target.slice, node.value)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> Any:
         if not (isinstance(node.target, ast.Subscript) and isinstance(node.op, ast.Add)
                 and isinstance(node.target.value, ast.Name)):
             return node
-        d = node.target.value.id
-        update = ast.Assign(
-            targets=[ast.Name(d, ast.Store())],
-            value=ast.Call(func=ast.Attribute(ast.Name("gl", ast.Load()), "index_add",
-                                              ast.Load()),
-                           args=[ast.Name(d, ast.Load()), _index_value(node.target.slice),
-                                 node.value], keywords=[]))
-        return ast.copy_location(update, node)
+        return _written_back(node, "index_add", node.target.value.id, node.target.slice,
+                             node.value)
+
+
+def _written_back(node: ast.stmt, helper: str, d: str, index: ast.expr,
+                  value: ast.expr) -> ast.Assign:
+    """``d = gl.<helper>(d, index, value)`` on ``node``'s line."""
+    update = ast.Assign(
+        targets=[ast.Name(d, ast.Store())],
+        value=ast.Call(func=ast.Attribute(ast.Name("gl", ast.Load()), helper, ast.Load()),
+                       args=[ast.Name(d, ast.Load()), _index_value(index), value],
+                       keywords=[]))
+    return ast.copy_location(update, node)
 
 
 def _self_addition(node: ast.stmt) -> tuple[str, ast.expr, ast.expr] | None:

@@ -238,6 +238,15 @@ def children(s: Stmt) -> list[list[Stmt]]:
     return []
 
 
+def as_expr(atom: Any) -> gast.expr:
+    """An atom as an expression: a name read, a constant, or the inline expression itself."""
+    if isinstance(atom, str):
+        return gast.Name(atom, gast.Load(), None, None)
+    if isinstance(atom, Const):
+        return gast.Constant(value=atom.value, kind=None)
+    return atom
+
+
 def atom_names(atom: Any) -> set[str]:
     """Variable names an atom (or inline expression) reads."""
     if isinstance(atom, str):

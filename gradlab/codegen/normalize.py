@@ -18,8 +18,9 @@ import gast
 from ..tensor.backends.promote import FLOAT_FUNCTIONS
 from ..tensor.spec import BOOLEAN, NONDIFFERENTIABLE, PRIMITIVES
 from . import ir, trees
+from .callables import CallableNames
 from .expand import expand
-from .ir import Assign, Const, EffectKind, Op, OpKind
+from .ir import Assign, Const, EffectKind, Op, OpKind, as_expr
 from .naming import Names, binop_hint, describe
 from .parse import ParsedFunction, is_generated
 from .primitives import ATTRIBUTES, INPLACE_METHODS, signature
@@ -27,7 +28,6 @@ from .rules import ADJOINTS, TANGENTS, custom_signature, is_custom
 from .rules.instantiate import tested_for_none
 from .resolve import BindError, Resolution, Resolver, Transform, callee_text, dotted
 from .structure import lower_returns
-from .callables import CallableNames
 
 
 def value_params(prim: str) -> tuple[str, ...]:
@@ -269,7 +269,7 @@ class Normalizer(CallableNames):
         if len(node.targets) > 1:
             first = self.atom(node.value)
             for t in node.targets:
-                self._assign(gast.Assign(targets=[t], value=_as_expr(first), type_comment=None))
+                self._assign(gast.Assign(targets=[t], value=as_expr(first), type_comment=None))
             return
         target = node.targets[0]
         if isinstance(target, gast.Name):
@@ -323,7 +323,7 @@ class Normalizer(CallableNames):
                     self.lists.discard(n)
                     self.fields.pop(n, None)
                 return
-            value = _as_expr(self._bind_temp(hint, op))
+            value = as_expr(self._bind_temp(hint, op))
         elif not isinstance(value, gast.Name):
             op, hint = self.op(value)
             if op.kind is OpKind.PRIM and op.prim not in ir.LIST_RESULTS and op.prim in \
@@ -338,7 +338,7 @@ class Normalizer(CallableNames):
                                                           [array, Const(i)], style="subscript")))
                     self.lists.discard(n)
                 return
-            value = _as_expr(self._bind_temp("parts", op))
+            value = as_expr(self._bind_temp("parts", op))
         source = self.atom(value)
         if not isinstance(source, str):
             source = self._bind_temp("parts", source)
@@ -369,9 +369,10 @@ class Normalizer(CallableNames):
             self.assign_to(first, item(gast.Constant(i, None)))
         rest = gast.Slice(gast.Constant(k, None),
                           gast.Constant(-after, None) if after else None, None)
-        self.assign_to(target.elts[k].value.id, item(rest))  # type: ignore[attr-defined]
-        self.lists.add(target.elts[k].value.id)  # type: ignore[attr-defined]
-        self.sure_lists.add(target.elts[k].value.id)  # type: ignore[attr-defined]
+        rest_name = target.elts[k].value.id  # type: ignore[attr-defined]
+        self.assign_to(rest_name, item(rest))
+        self.lists.add(rest_name)
+        self.sure_lists.add(rest_name)
         for j in range(after):
             self.assign_to(target.elts[k + 1 + j].id,  # type: ignore[attr-defined]
                            item(gast.Constant(j - after, None)))
@@ -593,7 +594,7 @@ class Normalizer(CallableNames):
 
     def _cast_like(self, atom: ir.Atom, other: ir.Atom, hint: str) -> str:
         """``atom`` cast to ``other``'s dtype, on a line of its own."""
-        like = _as_expr(other) if isinstance(other, (str, Const)) else other
+        like = as_expr(other) if isinstance(other, (str, Const)) else other
         dtype = gast.Call(func=gast.Attribute(value=gast.Name("gl", gast.Load(), None, None),
                                               attr="dtype", ctx=gast.Load()),
                           args=[trees.clone(like)], keywords=[])
@@ -1370,16 +1371,8 @@ def _own_returns(fn: ast.AST) -> list[ast.Return]:
     return out
 
 
-def _as_expr(atom: ir.Atom) -> gast.expr:
-    if isinstance(atom, str):
-        return gast.Name(atom, gast.Load(), None, None)
-    if isinstance(atom, Const):
-        return gast.Constant(value=atom.value, kind=None)
-    return atom
-
-
 def _len_of(seq: ir.Atom) -> gast.expr:
-    return gast.Call(func=gast.Name("len", gast.Load(), None, None), args=[_as_expr(seq)],
+    return gast.Call(func=gast.Name("len", gast.Load(), None, None), args=[as_expr(seq)],
                      keywords=[])
 
 

@@ -23,31 +23,40 @@ _TF = ("tensorflow.nn",)
 
 
 # --- activations ---------------------------------------------------------------------------------
+@spelled()
+def nn_gelu_erf(x):
+    """x * Phi(x), Phi the standard normal's distribution function."""
+    return 0.5 * x * (1.0 + math.erf(x * 0.7071067811865476))
+
+
+@spelled()
+def nn_gelu_tanh(x):
+    """x * Phi(x) with tanh's approximation of Phi."""
+    return 0.5 * x * (1.0 + numpy.tanh(0.7978845608028654 * (x + 0.044715 * x ** 3)))
+
+
 @spelled("gelu", roots=_TORCH)
 def torch_gelu(input, approximate="none"):
-    """x * Phi(x), Phi the standard normal's distribution function (tanh's approximation of
-    it with approximate='tanh')."""
+    """The erf form, or the tanh form with approximate='tanh'."""
     if approximate == "tanh":
-        return 0.5 * input * (1.0 + numpy.tanh(
-            0.7978845608028654 * (input + 0.044715 * input ** 3)))
-    return 0.5 * input * (1.0 + math.erf(input * 0.7071067811865476))
+        return nn_gelu_tanh(input)
+    return nn_gelu_erf(input)
 
 
 @spelled("gelu", roots=_JAX)
 def jax_gelu(x, approximate=True):
-    """x * Phi(x): tanh's approximation of Phi unless approximate=False."""
+    """The tanh form unless approximate=False."""
     if approximate:
-        return 0.5 * x * (1.0 + numpy.tanh(0.7978845608028654 * (x + 0.044715 * x ** 3)))
-    return 0.5 * x * (1.0 + math.erf(x * 0.7071067811865476))
+        return nn_gelu_tanh(x)
+    return nn_gelu_erf(x)
 
 
 @spelled("gelu", roots=_TF)
 def tf_gelu(features, approximate=False):
-    """x * Phi(x): the erf form unless approximate=True."""
+    """The erf form unless approximate=True."""
     if approximate:
-        return 0.5 * features * (1.0 + numpy.tanh(
-            0.7978845608028654 * (features + 0.044715 * features ** 3)))
-    return 0.5 * features * (1.0 + math.erf(features * 0.7071067811865476))
+        return nn_gelu_tanh(features)
+    return nn_gelu_erf(features)
 
 
 @spelled("silu", roots=_TORCH)
