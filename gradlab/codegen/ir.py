@@ -150,7 +150,7 @@ def popped_list(s: "Stmt") -> str | None:
 #: Primitives whose result is a Python list of arrays: ``split``/``unstack`` in the user's code,
 #: and the list helpers of gradient code (``hvp`` reads that code as a program too).
 LIST_RESULTS = frozenset({"split", "unstack", "zeros_like_list", "unconcatenate", "add_lists",
-                          "as_list"})
+                          "as_list", "einsum_adjoint", "einsum_adjoint_tangent"})
 
 
 @dataclass

@@ -175,6 +175,9 @@ class Resolver:
                 return self._bind(Meaning(_OF_ONE_ITERABLE[meaning.prim]), node, label)
             return Resolution("unknown", label=f"{label} of an iterable" if len(
                 node.args) == 1 else label)
+        if meaning.varargs:
+            node = _collected(node, list(signature(meaning.prim).parameters).index(
+                meaning.varargs))
         return self._bind(meaning, node, label)
 
     def _method(self, name: str, node: gast.Call, label: str) -> Resolution:
@@ -392,6 +395,23 @@ def bindings(op: Any) -> dict[str, Any]:
 
 #: builtin max(a, b) is the primitive maximum; max(values) of one iterable is max_list
 _OF_ONE_ITERABLE = {"maximum": "max_list", "minimum": "min_list"}
+
+
+def _collected(node: gast.Call, start: int) -> gast.Call:
+    """``np.einsum('ij,jk', a, b)``: the positional arguments from ``start`` on as one list,
+    the parameter the table collects them into. torch's own list form, ``torch.einsum('ij,jk',
+    [a, b])``, is that list already (a list with one item per term of a literal subscripts
+    string); NumPy reads ``np.einsum('i->', [u, v])`` as one array, and so does gradlab."""
+    rest = node.args[start:]
+    if len(rest) == 1 and isinstance(rest[0], (gast.List, gast.Tuple)) and start == 1:
+        terms = node.args[0]
+        if isinstance(terms, gast.Constant) and isinstance(terms.value, str) and len(
+                rest[0].elts) == terms.value.split("->")[0].count(",") + 1 >= 2:
+            rest = rest[0].elts
+    if any(isinstance(a, gast.Starred) for a in rest):
+        return node
+    listed = gast.List(elts=list(rest), ctx=gast.Load())
+    return gast.Call(func=node.func, args=node.args[:start] + [listed], keywords=node.keywords)
 
 
 def _is_int_literal(node: gast.expr) -> bool:

@@ -333,7 +333,9 @@ TABLE: list[Primitive] = [
     prim("slogdet", "(x)", TENSOR_ONLY),
     prim("solve", "(a, b)", np="linalg.solve", torch=S("linalg.solve",
                                                        rename={"A": "a", "B": "b"})),
-    prim("einsum", "(subscripts, *operands)", TENSOR_ONLY),
+    # the operands as one list, as concatenate's (np.einsum's own *operands are collected)
+    prim("einsum", "(subscripts, xs)", np=S("einsum", varargs="xs", drop=("optimize",)),
+         torch=S("einsum", varargs="xs"), tf=S("einsum linalg.einsum", varargs="xs")),
 
     # --- creation (on the namespace's device) -----------------------------------------------
     prim("zeros", "(shape, dtype=None)", CREATION, nondiff=CONSTANT, np="zeros",
@@ -447,6 +449,11 @@ TABLE: list[Primitive] = [
     prim("zeros_like_list", "(xs)", HELPER, nondiff=BOOKKEEPING),
     prim("add_lists", "(a, b)", HELPER),
     prim("as_list", "(g)", HELPER, linear=(0,)),
+    prim("einsum_adjoint", "(g, subscripts, xs)", HELPER, linear=(0,)),
+    prim("einsum_tangent", "(subscripts, xs, xs_dot)", HELPER, TENSOR_ONLY,
+         arrays=("xs", "xs_dot")),
+    prim("einsum_adjoint_tangent", "(g, g_dot, subscripts, xs, xs_dot)", HELPER, TENSOR_ONLY,
+         arrays=("g", "g_dot", "xs", "xs_dot")),
     prim("or_one", "(x)", HELPER),
     prim("adjugate", "(x)", HELPER),
     # (dy carries hvp's tangent: forward mode goes through it, see rules/forward.py)

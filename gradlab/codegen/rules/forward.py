@@ -551,6 +551,16 @@ def prod_others(y, x, axis=None):
     y_dot = gl.prod_others_jvp(x, x_dot, axis=axis)
 
 
+@tangent("einsum")
+def einsum(y, subscripts, xs):
+    y_dot = gl.einsum_tangent(subscripts, xs, xs_dot)
+
+
+@tangent("einsum_adjoint")
+def einsum_adjoint(dxs, g, subscripts, xs):
+    dxs_dot = gl.einsum_adjoint_tangent(g, g_dot, subscripts, xs, xs_dot)
+
+
 @tangent("solve")
 def solve(z, a, b):
     z_dot = gl.solve(a, b_dot - gl.matmul(a_dot, z))

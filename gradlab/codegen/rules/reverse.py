@@ -616,6 +616,11 @@ def det(y, x):
     dx = gl.expand_dims(gl.expand_dims(dy, -1), -1) * gl.swapaxes(gl.adjugate(x), -1, -2)
 
 
+@adjoint("einsum")
+def einsum(y, subscripts, xs):
+    dxs = gl.einsum_adjoint(dy, subscripts, xs)   # each operand's: an einsum of dy and the others
+
+
 @adjoint("solve")
 def solve(z, a, b):
     dz_solved = gl.solve(gl.swapaxes(a, -1, -2), dz)

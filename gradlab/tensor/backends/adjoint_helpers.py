@@ -20,6 +20,7 @@ import numpy as _numpy
 
 from ...errors import GradlabError
 from ..gradlist import GradList, added
+from ..einsum_terms import parse as parse_terms
 from .common import is_inexact, matrix_axes
 
 #: The namespace a template is bound to, and whether NumPy's scalars are constants there (both
@@ -186,6 +187,92 @@ def unconcatenate(g: Any, xs: Any, axis: int = 0) -> list[Any]:
     return GradList(gl.split(g, bounds, axis=axis))
 
 
+def einsum_adjoint(g: Any, subscripts: Any, xs: Any) -> list[Any]:
+    """The adjoint of ``einsum``: each operand's gradient is an einsum of the result's
+    gradient with the other operands, into the operand's own subscripts."""
+    xs = list(xs)
+    terms = parse_terms(subscripts, [gl.ndim(x) for x in xs])
+    if _is_number_zero(g):
+        return GradList(_item_zeros(x) for x in xs)
+    return GradList(_operand_gradient(g, k, terms, xs) for k in range(len(xs)))
+
+
+def einsum_tangent(subscripts: Any, xs: Any, xs_dot: Any) -> Any:
+    """Forward mode of ``einsum``, linear in each operand: the sum over the operands of the
+    einsum with that operand's tangent in its place."""
+    xs = list(xs)
+    parts = [gl.einsum(subscripts, xs[:k] + [t] + xs[k + 1:])
+             for k, t in enumerate(_tangents(xs_dot, len(xs))) if not _is_number_zero(t)]
+    if not parts:
+        return gl.zeros_like(gl.einsum(subscripts, xs))
+    total = parts[0]
+    for part in parts[1:]:
+        total = total + part
+    return total
+
+
+def einsum_adjoint_tangent(g: Any, g_dot: Any, subscripts: Any, xs: Any, xs_dot: Any
+                           ) -> list[Any]:
+    """Forward mode of ``einsum_adjoint`` (hvp): operand k's gradient is linear in the result's
+    gradient and in each other operand, and does not read operand k itself."""
+    xs = list(xs)
+    terms = parse_terms(subscripts, [gl.ndim(x) for x in xs])
+    tangents = _tangents(xs_dot, len(xs))
+    out = []
+    for k in range(len(xs)):
+        total = None if _is_number_zero(g_dot) else _operand_gradient(g_dot, k, terms, xs)
+        for j, t in enumerate(tangents):
+            if j == k or _is_number_zero(t) or _is_number_zero(g):
+                continue
+            part = _operand_gradient(g, k, terms, xs[:j] + [t] + xs[j + 1:])
+            total = part if total is None else total + part
+        out.append(_item_zeros(xs[k]) if total is None else total)
+    return GradList(out)
+
+
+def _operand_gradient(g: Any, k: int, terms: Any, xs: list[Any]) -> Any:
+    """Operand k's gradient: the einsum of the other operands and ``g`` into operand k's
+    letters. A letter operand k sums alone takes a vector of ones (its gradient is the same
+    along it); a letter repeated in operand k (a diagonal, ``'ii->i'``) gets a fresh letter
+    tied to the first by an identity matrix; an axis of length 1 that broadcast is summed."""
+    x = xs[k]
+    shape = tuple(gl.shape(x))
+    dtype = gl.dtype(g) if hasattr(g, "dtype") else gl.dtype(x)
+    if not hasattr(g, "shape"):        # a number reaching a 0-d result (a seed)
+        g = gl.full((), g, dtype=dtype)
+    known = set("".join(t for j, t in enumerate(terms.inputs) if j != k) + terms.output)
+    fresh = terms.unused()
+    target, extra_terms, extra = [], [], []
+    for axis, letter in enumerate(terms.inputs[k]):
+        if letter in target:
+            again = next(fresh)
+            target.append(again)
+            extra_terms.append(letter + again)
+            extra.append(gl.eye(shape[axis], dtype=dtype))
+            continue
+        target.append(letter)
+        if letter not in known:
+            extra_terms.append(letter)
+            extra.append(gl.ones((shape[axis],), dtype=dtype))
+    others = [xs[j] for j in range(len(xs)) if j != k]
+    spec = ",".join([t for j, t in enumerate(terms.inputs) if j != k] + [terms.output]
+                    + extra_terms) + "->" + "".join(target)
+    r = gl.einsum(spec, others + [g] + extra)
+    broadcast = tuple(a for a, n in enumerate(shape) if n == 1 and gl.shape(r)[a] != 1)
+    if broadcast:
+        r = gl.sum(r, axis=broadcast, keepdims=True)
+    return r if tuple(gl.shape(r)) == shape else gl.broadcast_to(r, shape)
+
+
+def _tangents(xs_dot: Any, n: int) -> list[Any]:
+    """A list's tangent, item by item (a list with no tangent yet is the number 0)."""
+    return [0.0] * n if _is_number_zero(xs_dot) else list(xs_dot)
+
+
+def _is_number_zero(v: Any) -> bool:
+    return v is None or (type(v) in (int, float) and v == 0)
+
+
 def zeros_like_list(xs: Any) -> list[Any]:
     return GradList(_item_zeros(x) for x in xs)
 
@@ -341,7 +428,8 @@ HELPERS: dict[str, Callable[..., Any]] = dict(
     zeros_like_list=zeros_like_list, as_list=as_list, imag_adjoint=imag_adjoint,
     angle_adjoint=angle_adjoint, add_lists=add_lists, prod_others=prod_others,
     prod_others_jvp=prod_others_jvp, linalg_norm_weights=linalg_norm_weights, or_one=or_one,
-    adjugate=adjugate)
+    adjugate=adjugate, einsum_adjoint=einsum_adjoint, einsum_tangent=einsum_tangent,
+    einsum_adjoint_tangent=einsum_adjoint_tangent)
 
 #: primitives whose template takes Python lists too and wraps the backend's own for arrays
 LIST_AWARE: dict[str, Callable[..., Any]] = dict(zeros_like=zeros_like, index_add=index_add,
@@ -364,6 +452,9 @@ SIGNATURES = {
     "zeros_like_list": "(xs)",
     "add_lists": "(a, b)",
     "as_list": "(g)",
+    "einsum_adjoint": "(g, subscripts, xs)",
+    "einsum_tangent": "(subscripts, xs, xs_dot)",
+    "einsum_adjoint_tangent": "(g, g_dot, subscripts, xs, xs_dot)",
     "or_one": "(x)",
     "adjugate": "(x)",
     "imag_adjoint": "(dy, x)",

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import jax.scipy.special as jsp
 import numpy as np
 
-from .. import dtypes as _dtypes
+from .. import dtypes as _dtypes, einsum_terms
 from ...errors import GradlabError
 from ..detect import call_recorded, require_callable_of
 from .base import Backend
@@ -159,8 +159,12 @@ def _default_float() -> Any:
 
 # --- linear algebra ------------------------------------------------------------------------
 svd = jnp.linalg.svd     # (u, s, vh), for adjoint_helpers.adjugate
-inv, det, slogdet, solve, einsum = (jnp.linalg.inv, jnp.linalg.det, jnp.linalg.slogdet,
-                                    jnp.linalg.solve, jnp.einsum)
+inv, det, slogdet, solve = (jnp.linalg.inv, jnp.linalg.det, jnp.linalg.slogdet,
+                             jnp.linalg.solve)
+
+
+def einsum(subscripts: Any, xs: Any) -> Any:
+    return jnp.einsum(einsum_terms.checked(subscripts), *xs)
 
 
 # --- creation ------------------------------------------------------------------------------

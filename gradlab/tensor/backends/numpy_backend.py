@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import dtypes as _dtypes
+from .. import dtypes as _dtypes, einsum_terms
 from ..swap import with_module_swapped
 from ...errors import GradlabError
 from .base import Backend
@@ -231,8 +231,12 @@ def topk(x: Any, k: int, sorted: bool = True) -> tuple[Any, Any]:
 
 
 # --- linear algebra ------------------------------------------------------------------------
-inv, det, slogdet, solve, einsum = (np.linalg.inv, np.linalg.det, np.linalg.slogdet,
-                                    np.linalg.solve, np.einsum)
+inv, det, slogdet, solve = (np.linalg.inv, np.linalg.det, np.linalg.slogdet,
+                             np.linalg.solve)
+
+
+def einsum(subscripts: Any, xs: Any) -> Any:
+    return np.einsum(einsum_terms.checked(subscripts), *xs)
 
 
 def svd(x: Any) -> tuple[Any, Any, Any]:

@@ -13,7 +13,7 @@ from typing import Any, Callable
 import numpy as np
 import tensorflow as tf
 
-from .. import dtypes as _dtypes
+from .. import dtypes as _dtypes, einsum_terms
 from ...errors import GradlabError
 from ..detect import call_recorded, require_callable_of
 from .base import Backend
@@ -551,7 +551,10 @@ def meshgrid(*xs: Any, indexing: str = "xy") -> list[Any]:
 
 
 # --- linear algebra ------------------------------------------------------------------------
-einsum = tf.einsum
+
+
+def einsum(subscripts: Any, xs: Any) -> Any:
+    return tf.einsum(einsum_terms.checked(subscripts), *xs)
 
 
 def inv(x: Any) -> Any:

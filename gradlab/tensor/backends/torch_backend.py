@@ -13,7 +13,7 @@ import numpy as _np
 import torch
 import torch.nn.functional as F
 
-from .. import dtypes as _dtypes
+from .. import dtypes as _dtypes, einsum_terms
 from ...errors import GradlabError
 from ..detect import call_recorded, require_callable_of
 from .base import Backend
@@ -517,7 +517,10 @@ def meshgrid(*xs: Any, indexing: str = "xy") -> list[Any]:
 
 
 # --- linear algebra ------------------------------------------------------------------------
-einsum = torch.einsum
+
+
+def einsum(subscripts: Any, xs: Any) -> Any:
+    return torch.einsum(einsum_terms.checked(subscripts), *xs)
 
 
 def inv(x: Any) -> Any:

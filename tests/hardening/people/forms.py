@@ -590,7 +590,9 @@ def einsum(c: Any, F: str, x: Any) -> str | None:
         eq = c.choice([("'i,i->'", f"{x}, {y}"), ("'i,j->ij'", f"{x}, {y}"), ("'i->'", f"{x}")])
     elif n == 2:
         eq = c.choice([("'ij->'", f"{x}"), ("'ij->ji'", f"{x}"), ("'ij,ij->'", f"{x}, {x}"),
-                       ("'ij,kj->ik'", f"{x}, {x}"), ("'ij->j'", f"{x}")])
+                       ("'ij,kj->ik'", f"{x}, {x}"), ("'ij->j'", f"{x}"),
+                       ("'ij,kj'", f"{x}, {x}"), ("'...j,kj->...k'", f"{x}, {x}"),
+                       ("'ij,j->i'", f"{x}, {x}[0]"), ("'ij,ij,ij->'", f"{x}, {x}, {x}")])
         if c.shape(x)[0] == c.shape(x)[1]:
             eq = c.choice([eq, ("'ii->'", f"{x}"), ("'ii->i'", f"{x}")])
     else:
