@@ -44,6 +44,17 @@ def checked(subscripts: Any) -> str:
     return subscripts
 
 
+def with_output(subscripts: Any) -> str:
+    """The subscripts with their output written (``'ij,jk'`` -> ``'ij,jk->ik'``), the ellipsis
+    kept: TensorFlow's einsum refuses an implicit output beside an ellipsis."""
+    text = checked(subscripts).replace(" ", "")
+    if "->" in text:
+        return text
+    counts = Counter(text.replace("...", "").replace(",", ""))
+    singles = "".join(sorted(c for c, n in counts.items() if n == 1))
+    return text + "->" + ("..." if "..." in text else "") + singles
+
+
 def parse(subscripts: Any, ndims: Sequence[int]) -> Terms:
     """``subscripts`` for operands of ``ndims`` dimensions, written out (see the module)."""
     text = checked(subscripts).replace(" ", "")

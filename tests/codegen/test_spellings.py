@@ -117,6 +117,7 @@ SAMPLES.update({
     "inv": [((Arr((3, 3), "well"),), {})],
     "det": [((Arr((3, 3), "well"),), {})],
     "solve": [((Arr((3, 3), "well"), Arr((3,), seed=1)), {})],
+    "einsum": [(("ij,kj->ik", [X, X2]), {}), (("ij,j", [X, Arr((4,), seed=1)]), {})],
     "softmax": [((X,), {"axis": 1})],
     "log_softmax": [((X,), {"axis": 1})],
     "copy": [((X,), {})],
@@ -265,7 +266,12 @@ def _text(row: Row, index: int) -> tuple[str, list[Arr]]:
             return "[" + ", ".join(literal(v) for v in value) + "]"
         return repr(value)
 
-    positional = [literal(a) for a in row.args]
+    args = list(row.args)
+    if row.meaning.varargs and not row.method:   # np.einsum(s, a, b): the list spread out
+        at = list(parse_signature(PRIMITIVES[row.meaning.prim].signature).parameters).index(
+            row.meaning.varargs)
+        args[at:at + 1] = args[at]
+    positional = [literal(a) for a in args]
     if row.method:   # a NumPy method takes NumPy's keyword names, a torch method torch's
         accepted = {"axis", "keepdims", "ddof", "axes", "ord"} if row.framework != "torch" \
             else {"dim", "keepdim", "correction", "p", "dims"}

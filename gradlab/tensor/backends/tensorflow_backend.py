@@ -554,7 +554,7 @@ def meshgrid(*xs: Any, indexing: str = "xy") -> list[Any]:
 
 
 def einsum(subscripts: Any, xs: Any) -> Any:
-    return tf.einsum(einsum_terms.checked(subscripts), *xs)
+    return tf.einsum(einsum_terms.with_output(subscripts), *xs)
 
 
 def inv(x: Any) -> Any:

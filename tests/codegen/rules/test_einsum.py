@@ -10,7 +10,6 @@ import pytest
 import gradlab
 from gradlab.errors import GradlabError
 from gradlab.tensor import FRAMEWORKS
-from gradlab.tensor.einsum_terms import parse
 from tests.conftest import central_difference, require, to_framework, to_numpy
 
 try:
@@ -36,12 +35,13 @@ def summed_alone(x): return np.sum(np.einsum('ij,jk->i', x[:, :2], x[:2, :3] ** 
 def constant_first(x): return np.sum(np.einsum('ij,jk->ik', np.ones((2, 3)) * 0.5, x) ** 2)  # noqa: E704,E501
 def same_array_twice(x): return np.einsum('i,i->', x[0], x[0]) * np.einsum('i,i', x[1], x[2])  # noqa: E704,E501
 def capitals(x): return np.sum(np.einsum('aB', x) * x.T ** 2) + np.sum(np.einsum('Ab,bC->AC', x, x.T) ** 2)  # noqa: E704,E501
+def implicit_ellipsis(x): return np.sum(np.einsum('...j,kj', x, x[:2]) ** 2)            # noqa: E704
 def spaces_and_options(x): return np.sum(np.einsum(' ij , jk -> ik ', x, x.T, optimize=True) ** 2)  # noqa: E704,E501
 
 
 CASES = [matrix_product, implicit_output, trace, diagonal, sum_and_transpose, batched,
          ellipsis, three_operands, outer, summed_alone, constant_first, same_array_twice,
-         capitals, spaces_and_options]
+         capitals, implicit_ellipsis, spaces_and_options]
 
 
 def _direction(x: np.ndarray) -> np.ndarray:
@@ -109,24 +109,3 @@ def test_the_gradient_code_reads_as_an_einsum_adjoint() -> None:
     text = gradlab.grad(matrix_product).source_for(S)
     assert "gl.einsum('ij,kj->ik', parts)" in text
     assert "gl.einsum_adjoint(" in text
-
-
-@pytest.mark.parametrize("subscripts, shapes", [
-    ("ij,jk", [(2, 3), (3, 4)]), ("aB", [(2, 3)]), ("Ba,aC", [(2, 3), (3, 4)]),
-    ("...ij,...jk", [(5, 2, 3), (3, 4)]), ("...i,...i->...", [(2, 3), (3,)]),
-    ("ii", [(3, 3)]), ("i...->...", [(2, 3, 4)]), ("ji", [(2, 3)])])
-def test_subscripts_written_out_give_numpys_result(subscripts, shapes) -> None:
-    """The explicit terms gradlab writes out compute what NumPy's reading of the subscripts
-    does: the same implicit output, in the same order, and the ellipsis aligned alike."""
-    rng = np.random.default_rng(0)
-    xs = [rng.normal(size=s) for s in shapes]
-    terms = parse(subscripts, [x.ndim for x in xs])
-    np.testing.assert_allclose(np.einsum(terms.text(), *xs), np.einsum(subscripts, *xs))
-
-
-@pytest.mark.parametrize("subscripts, ndims, says", [
-    ("ij,jk", [2], "name 2 operands and 1 are given"), ("i.j", [2], "letters"),
-    ("ijk", [2], "more axes than"), ("i1", [2], "letters")])
-def test_subscripts_gradlab_cannot_read_are_refused(subscripts, ndims, says) -> None:
-    with pytest.raises(GradlabError, match=says):
-        parse(subscripts, ndims)
