@@ -75,6 +75,24 @@ def to_numpy(value):
     return np.asarray(value)
 
 
+def assert_derivatives_are_differences(f, x: np.ndarray, framework: str) -> None:
+    """On ``framework``'s arrays, ``f``'s value is its value on NumPy's, and gradlab's grad,
+    jvp and hvp at ``x`` (along a fixed direction) agree with central differences."""
+    import gradlab
+    v = np.cos(np.arange(x.size) * 1.7).reshape(x.shape)
+    g_fd = central_difference(f, x)
+    h_fd = central_difference(lambda u: central_difference(f, u, eps=1e-4).ravel() @ v.ravel(),
+                              x, eps=1e-4)
+    X, V = to_framework(x, framework), to_framework(v, framework)
+    value, g = gradlab.value_and_grad(f)(X)
+    assert float(to_numpy(value)) == pytest.approx(float(f(x)), rel=1e-10)
+    np.testing.assert_allclose(to_numpy(g), g_fd, rtol=1e-5, atol=1e-6)
+    _, t = gradlab.jvp(f)(X, V)
+    assert float(to_numpy(t)) == pytest.approx(float(g_fd.ravel() @ v.ravel()), rel=1e-5,
+                                               abs=1e-6)
+    np.testing.assert_allclose(to_numpy(gradlab.hvp(f)(X, V)), h_fd, rtol=1e-4, atol=1e-4)
+
+
 def central_difference(f, x: np.ndarray, *rest, eps: float = 1e-6) -> np.ndarray:
     """The derivative of ``f(x, *rest)`` (a number, or a 0-d value of any framework) with
     respect to the NumPy array ``x``, by central differences entry by entry: the outside

@@ -10,7 +10,8 @@ import pytest
 import gradlab
 from gradlab.errors import GradlabError
 from gradlab.tensor import FRAMEWORKS
-from tests.conftest import central_difference, require, to_framework, to_numpy
+from tests.conftest import (assert_derivatives_are_differences, central_difference, require,
+                            to_framework, to_numpy)
 
 try:
     import torch
@@ -44,26 +45,11 @@ CASES = [matrix_product, implicit_output, trace, diagonal, sum_and_transpose, ba
          capitals, implicit_ellipsis, spaces_and_options]
 
 
-def _direction(x: np.ndarray) -> np.ndarray:
-    return np.cos(np.arange(x.size) * 1.7).reshape(x.shape)
-
-
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 @pytest.mark.parametrize("f", CASES, ids=[f.__name__ for f in CASES])
 def test_einsum_and_its_derivatives(f, framework) -> None:
     require(framework)
-    x, v = S, _direction(S)
-    g_fd = central_difference(f, x)
-    h_fd = central_difference(lambda u: central_difference(f, u, eps=1e-4).ravel() @ v.ravel(),
-                              x, eps=1e-4)
-    X, V = to_framework(x, framework), to_framework(v, framework)
-    value, g = gradlab.value_and_grad(f)(X)
-    assert float(to_numpy(value)) == pytest.approx(float(f(x)), rel=1e-10)
-    np.testing.assert_allclose(to_numpy(g), g_fd, rtol=1e-5, atol=1e-6)
-    _, t = gradlab.jvp(f)(X, V)
-    assert float(to_numpy(t)) == pytest.approx(float(g_fd.ravel() @ v.ravel()), rel=1e-5,
-                                               abs=1e-6)
-    np.testing.assert_allclose(to_numpy(gradlab.hvp(f)(X, V)), h_fd, rtol=1e-4, atol=1e-4)
+    assert_derivatives_are_differences(f, S, framework)
 
 
 def broadcast_axis(a, b): return np.sum(np.einsum('ij,jk->ik', a, b) ** 2)          # noqa: E704
