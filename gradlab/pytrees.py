@@ -414,10 +414,11 @@ def spelled(structure: Any, names: Iterator[str]) -> str:
 
 
 # --- a function that may take containers, read before any call -----------------------------------
-def may_take_containers(fn: Any) -> bool:
+def may_take_containers(fn: Any, depth: int = 0) -> bool:
     """Whether ``fn`` reads a parameter as a container (``p["W"]``, ``p.W`` not called,
-    ``p.items()``): where the code generated for arrays fails on such a function, the failure
-    waits for a call with arrays, and a call with containers is specialised for them."""
+    ``p.items()``), itself or in a function of the user's it passes the parameter to
+    (``layer(params, x)``): where the code generated for arrays fails on such a function, the
+    failure waits for a call with arrays, and a call with containers is specialised for them."""
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
         params = set(inspect.signature(fn).parameters)
@@ -433,7 +434,25 @@ def may_take_containers(fn: Any) -> bool:
                 _reaches_into(node.value, parts) and node.attr not in _ARRAY_ATTRIBUTES and (
                     id(node) not in called or node.attr in ("items", "keys", "values")):
             return True
-    return False
+    return depth < 8 and any(may_take_containers(helper, depth + 1)
+                             for helper in _helpers_given_parts(fn, tree, parts))
+
+
+def _helpers_given_parts(fn: Any, tree: ast.AST, parts: set[str]) -> Iterator[Any]:
+    """The user's functions ``fn`` calls by name with a parameter or a part of one."""
+    scope = dict(getattr(fn, "__globals__", {}))
+    for name, cell in zip(getattr(getattr(fn, "__code__", None), "co_freevars", ()),
+                          getattr(fn, "__closure__", None) or ()):
+        try:
+            scope[name] = cell.cell_contents
+        except ValueError:       # a cell not filled yet
+            pass
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and any(
+                _reaches_into(a, parts) for a in [*node.args, *(k.value for k in node.keywords)]):
+            helper = scope.get(node.func.id)
+            if isinstance(helper, types.FunctionType) and helper is not fn:
+                yield helper
 
 
 def _parts_of(tree: ast.AST, params: set[str]) -> set[str]:

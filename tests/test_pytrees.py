@@ -78,6 +78,33 @@ def list_leaves_loss(params, x):
     return s
 
 
+def dense_layer(p, x, act=True):
+    z = x @ p["W"]
+    if "b" in p:
+        z = z + p["b"]
+    return np.tanh(z) if act else z
+
+
+def residual_block(p, x):
+    return dense_layer(p["inner"], x) * 2.0 + dense_layer(p["skip"], x, act=False)
+
+
+def helpers_loss(params, x):
+    h = residual_block(params["enc"], x)
+    h = dense_layer(params["out"], h, act=False)
+    return np.sum(h ** 2) + np.sum(dense_layer(p=params["head"], x=h))
+
+
+def record_layer(layer, x):
+    return np.sin(x @ layer.W + layer.b)
+
+
+def records_to_a_helper_loss(layers, x):
+    for layer in layers:
+        x = record_layer(layer, x)
+    return np.sum(x ** 2)
+
+
 def dense(n_in, n_out):
     return {"W": RNG.normal(size=(n_in, n_out)) * 0.5, "b": RNG.normal(size=n_out) * 0.5}
 
@@ -93,9 +120,12 @@ CASES = [
     (record_loss, Dense(**dense(3, 2))),
     (list_of_dicts_loss, [dense(3, 3), dense(3, 2)]),
     (list_leaves_loss, {"ws": [RNG.normal(size=(3, 2)), RNG.normal(size=(3, 2))]}),
+    (helpers_loss, {"enc": {"inner": dense(3, 3), "skip": {"W": RNG.normal(size=(3, 3))}},
+                    "out": dense(3, 3), "head": {"W": RNG.normal(size=(3, 2))}}),
+    (records_to_a_helper_loss, [Pair(**dense(3, 3)), Dense(**dense(3, 2))]),
 ]
 IDS = ["dict", "layers", "enumerate-zip", "items", "namedtuple", "dataclass", "list-of-dicts",
-       "list-read-whole"]
+       "list-read-whole", "helpers", "records-to-a-helper"]
 
 
 def numeric(tree):
@@ -243,8 +273,8 @@ def passed_on(params, x):
     return np.sum(x @ helper(params))
 
 
-def helper(p):
-    return p["W"]
+def helper(*ps):
+    return ps[0]["W"]
 
 
 def written_into(params, x):

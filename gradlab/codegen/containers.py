@@ -28,6 +28,9 @@ not read statically could have its gradient silently mis-assigned.
 from __future__ import annotations
 
 import builtins
+import inspect
+import re
+import types
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -35,7 +38,8 @@ import gast
 
 from ..errors import GradlabError
 from . import trees
-from .parse import ParsedFunction
+from .parse import ORIGINAL, ParsedFunction
+from .resolve import is_users_function
 
 #: Layout kinds that are sequences (read by integer index, unpacked, enumerated).
 SEQUENCES = ("list", "tuple", "namedtuple")
@@ -215,7 +219,95 @@ class _Reader:
             elif isinstance(node, gast.Assign) and len(node.targets) == 1:
                 if self._alias(node) or self._unpack(node):
                     return True
+            elif isinstance(node, gast.Call) and self._helper_call(node):
+                return True
+            elif isinstance(node, (gast.If, gast.IfExp)) and self._has_key(node.test) is not None:
+                self._take_branch(node, bool(self._has_key(node.test)))
+                return True
         return False
+
+    def _has_key(self, test: gast.expr) -> bool | None:
+        """``"b" in params``, of a dict argument: known before the call (None: not such a
+        test)."""
+        if not (isinstance(test, gast.Compare) and len(test.ops) == 1 and isinstance(
+                test.ops[0], (gast.In, gast.NotIn)) and isinstance(test.left, gast.Constant)):
+            return None
+        container = self._container(test.comparators[0])
+        if container is None or container.kind != "dict":
+            return None
+        return (test.left.value in container.keys) == isinstance(test.ops[0], gast.In)
+
+    def _take_branch(self, node: gast.If | gast.IfExp, taken: bool) -> None:
+        """The branch a test known before the call takes, in place of the ``if``: the other
+        may read a key the argument does not have."""
+        root = self.parsed.node
+        if isinstance(node, gast.If):
+            _replace_statement(root, node, (node.body if taken else node.orelse) or [
+                gast.copy_location(gast.Pass(), node)])
+        else:
+            _Swap({id(node): node.body if taken else node.orelse}).visit(root)
+
+    def _flattened(self, value: gast.expr) -> Layout | None:
+        """The layout of a container a call to a helper passes as its leaves: a list or tuple
+        of leaves stays a list (the helper may index it at run time, see _replacement)."""
+        part = self._container(value)
+        return None if part is None or _of_leaves(part) else part
+
+    def _helper_call(self, call: gast.Call) -> bool:
+        """``layer(params["l1"], x)``, ``layer`` a function of the user's: the helper is read
+        as taking the part's leaves (as the function given to gradlab takes its arguments'),
+        and the call passes them, one argument per leaf."""
+        given = list(call.args) + [k.value for k in call.keywords]
+        if not isinstance(call.func, gast.Name) or not any(self._flattened(a) for a in given):
+            return False
+        found, helper = self.parsed.scope.lookup(call.func.id)
+        if not found or not is_users_function(helper) or any(
+                isinstance(a, gast.Starred) for a in call.args) or any(
+                k.arg is None for k in call.keywords):
+            return False
+        sig = inspect.signature(helper)
+        if any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+               for p in sig.parameters.values()):
+            return False
+        try:
+            bound = sig.bind(*call.args, **{k.arg: k.value for k in call.keywords})
+        except TypeError:
+            return False               # the call's own error, reported where it is read
+        code = helper.__code__
+        taken = set(code.co_varnames) | set(code.co_names) | set(code.co_freevars) | set(
+            code.co_cellvars) | set(sig.parameters)
+        layouts: dict[str, Layout] = {}
+        args: list[gast.expr] = []
+        for name, param in sig.parameters.items():
+            value = bound.arguments.get(name)
+            part = self._flattened(value) if value is not None else None
+            if part is not None:
+                layouts[name] = renamed(part, [name], taken)
+                args.extend(_leaf_paths(value, part))
+            elif value is not None:
+                args.append(value)
+            elif _is_literal(param.default):
+                args.append(gast.Constant(param.default, None))
+            else:
+                return False
+        stand_in = types.FunctionType(code, helper.__globals__, helper.__name__, None,
+                                      helper.__closure__)
+        stand_in.__qualname__, stand_in.__module__ = helper.__qualname__, helper.__module__
+        setattr(stand_in, LAYOUTS, layouts)
+        stand_in.__signature__ = inspect.Signature([   # type: ignore[attr-defined]
+            inspect.Parameter(leaf, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            for name in sig.parameters
+            for leaf in (layouts[name].leaves() if name in layouts else [name])])
+        setattr(stand_in, ORIGINAL, helper)
+        alias = f"{helper.__name__}__{'_'.join(layouts)}_leaves"
+        closure, n = self.parsed.scope.closure, 2
+        while alias in closure and getattr(closure[alias], LAYOUTS) != layouts:
+            alias = f"{helper.__name__}__{'_'.join(layouts)}_leaves_{n}"
+            n += 1
+        closure[alias] = stand_in
+        call.func = gast.copy_location(gast.Name(alias, gast.Load(), None, None), call.func)
+        call.args, call.keywords = args, []
+        return True
 
     def _container(self, node: gast.AST) -> Layout | None:
         layout = self.layout_of(node)
@@ -437,6 +529,12 @@ class _Reader:
         if isinstance(up, gast.Call) and isinstance(up.func, gast.Name) and up.func.id == \
                 "len" and up.args == [top]:
             return up, gast.copy_location(gast.Constant(len(layout.children), None), up)
+        if isinstance(up, gast.Compare) and len(up.ops) == 1 and isinstance(
+                up.ops[0], (gast.In, gast.NotIn)) and up.comparators == [top] and isinstance(
+                up.left, gast.Constant) and layout.kind == "dict":   # "b" in params
+            found = up.left.value in layout.keys
+            return up, gast.copy_location(gast.Constant(
+                found if isinstance(up.ops[0], gast.In) else not found, None), up)
         if _of_leaves(layout) and (isinstance(up, gast.Call) and top in up.args or isinstance(
                 up, gast.Subscript) and up.value is top):
             leaves = [gast.Name(leaf, gast.Load(), None, None) for leaf in layout.leaves()]
@@ -447,6 +545,47 @@ class _Reader:
                             "a container used as a whole",
                             "read its arrays with constant keys, indices or field names "
                             "(params[\"W\"], params.W, params[0]), or loop over it with for")
+
+
+def renamed(layout: Layout, path: list[str], taken: set[str]) -> Layout:
+    """``layout`` with its leaves named after their path from ``path`` (``p_W`` for the leaf
+    ``params_l1_W`` given to a helper's parameter ``p``), never after a name in ``taken``."""
+    if layout.is_leaf:
+        return Layout("leaf", name=leaf_name(path, taken))
+    return Layout(layout.kind, layout.what, layout.keys, tuple(
+        renamed(child, path + [str(k)], taken) for k, child in zip(layout.keys,
+                                                                    layout.children)))
+
+
+def leaf_name(path: list[str], taken: set[str]) -> str:
+    """The parameter of the leaf at ``path`` (``params_layers_0_W``), not one in ``taken``
+    (which it joins)."""
+    base = re.sub(r"\W+", "_", "_".join(path)).strip("_") or "leaf"
+    name, n = base, 2
+    while name in taken:
+        name, n = f"{base}_{n}", n + 1
+    taken.add(name)
+    return name
+
+
+def _leaf_paths(path: gast.expr, layout: Layout) -> list[gast.expr]:
+    """The expressions reading each leaf under ``path``, in the order of the leaves."""
+    if layout.is_leaf:
+        return [path]
+    out: list[gast.expr] = []
+    for index, (key, child) in enumerate(zip(layout.keys, layout.children)):
+        part: gast.expr
+        if layout.kind == "dataclass":
+            part = gast.Attribute(trees.clone(path), key, gast.Load())
+        else:      # a namedtuple's fields by position, as a tuple's
+            at = index if layout.kind == "namedtuple" else key
+            part = gast.Subscript(trees.clone(path), gast.Constant(at, None), gast.Load())
+        out.extend(_leaf_paths(part, child))
+    return out
+
+
+def _is_literal(value: Any) -> bool:
+    return value is None or type(value) in (bool, int, float, str)
 
 
 def _of_leaves(layout: Layout) -> bool:

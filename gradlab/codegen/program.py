@@ -461,9 +461,11 @@ class Program:
         Python numbers in some parameters, says which: ``helper_of_number_scale``."""
         if (fn, suffix) not in self.first_variant:
             self.first_variant[(fn, suffix)] = mask
-            if not suffix:            # the portable copy keeps the user's name
-                self.top_names.add(fn.__name__)
+            if not suffix and fn.__name__ not in self.top_names:   # the portable copy
+                self.top_names.add(fn.__name__)                     # keeps the user's name
                 return str(fn.__name__)
+            if not suffix:        # a helper read again for other container arguments
+                return self.reserve(fn.__name__)
             return self.reserve(f"{fn.__name__}{suffix}")
         numbers = [p for p, is_array in zip(unit.ir.params, mask) if not is_array]
         plural = "s" if len(numbers) > 1 else ""

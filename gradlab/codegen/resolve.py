@@ -143,7 +143,7 @@ class Resolver:
             return Resolution("user", callee=definition or target, label=label)
         if gives_no_gradient(path):
             return Resolution("static", label=label)
-        if _is_user_function(target):
+        if is_users_function(target):
             return Resolution("user", callee=target, label=label)
         if is_opaque_callable(target) or framework_function_without_rule(path, target):
             return Resolution("opaque", callee=target, label=label)
@@ -375,7 +375,7 @@ def _by_identity(obj: Any) -> Meaning | None:
     return _identity.get(id(obj))
 
 
-def _is_user_function(obj: Any) -> bool:
+def is_users_function(obj: Any) -> bool:
     if not isinstance(obj, types.FunctionType):
         return False
     module = (obj.__module__ or "").split(".")[0]

@@ -176,3 +176,37 @@ def test_a_gradient_is_named_after_the_container():
     setattr(flat, LAYOUTS, {"p": DENSE})
     assert layouts_of(flat) == {"p": DENSE} and layouts_of(reads) == {}
     assert shown_names(flat, ["p_W", "x", "p_b"]) == ["p", "x"]
+
+
+def affine(q, x, scale=2.0):
+    z = x @ q["W"]
+    if "b" in q:
+        z = z + q["b"]
+    return z * scale if "W" in q else z
+
+
+def calls_a_helper(p, x):
+    return affine(p, x) + affine(q=p, x=x, scale=3.0)
+
+
+def test_a_container_given_to_a_helper_is_passed_as_its_leaves():
+    """The helper is read as taking the part's leaves, named after its own parameter, and the
+    call passes them, with the defaults it leaves out (as the function given to gradlab is read
+    for its container arguments)."""
+    parsed = parse_function(calls_a_helper)
+    read_leaves(parsed, {"p": DENSE})
+    text = gast.unparse(parsed.node)
+    assert "affine__q_leaves(p_W, p_b, x, 2.0) + affine__q_leaves(p_W, p_b, x, 3.0)" in text
+    helper = parsed.scope.closure["affine__q_leaves"]
+    assert list(layouts_of(helper)["q"].leaves()) == ["q_W", "q_b"]
+    inner = parse_function(helper)
+    read_leaves(inner, layouts_of(helper))
+    assert "z = z + q_b" in gast.unparse(inner.node)
+    assert "return z * scale" in gast.unparse(inner.node)
+
+
+def test_a_key_tested_with_in_takes_its_branch_before_the_call():
+    parsed = parse_function(affine)
+    read_leaves(parsed, {"q": Layout("dict", "dict", ("W",), (leaf("q_W"),))})
+    text = gast.unparse(parsed.node)
+    assert "q_b" not in text and "if" not in text and "return z * scale" in text
