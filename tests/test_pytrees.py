@@ -105,6 +105,12 @@ def records_to_a_helper_loss(layers, x):
     return np.sum(x ** 2)
 
 
+def named_layers_loss(params, x):
+    for name in ("first", "second"):
+        x = dense_layer(params[name], x)
+    return np.sum(x ** 2)
+
+
 def dense(n_in, n_out):
     return {"W": RNG.normal(size=(n_in, n_out)) * 0.5, "b": RNG.normal(size=n_out) * 0.5}
 
@@ -123,9 +129,10 @@ CASES = [
     (helpers_loss, {"enc": {"inner": dense(3, 3), "skip": {"W": RNG.normal(size=(3, 3))}},
                     "out": dense(3, 3), "head": {"W": RNG.normal(size=(3, 2))}}),
     (records_to_a_helper_loss, [Pair(**dense(3, 3)), Dense(**dense(3, 2))]),
+    (named_layers_loss, {"first": dense(3, 3), "second": dense(3, 2), "unused": dense(2, 2)}),
 ]
 IDS = ["dict", "layers", "enumerate-zip", "items", "namedtuple", "dataclass", "list-of-dicts",
-       "list-read-whole", "helpers", "records-to-a-helper"]
+       "list-read-whole", "helpers", "records-to-a-helper", "keys-in-a-loop"]
 
 
 def numeric(tree):

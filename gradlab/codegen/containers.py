@@ -315,8 +315,17 @@ class _Reader:
 
     def _loop_parts(self, loop: gast.For) -> list[gast.expr] | None:
         """The values the loop's target takes, one per step, where the loop is over a
-        container (None: it is not)."""
-        return self._elements(loop.iter, loop)
+        container, or over constant keys the body reads a container with (``for name in
+        ("l1", "l2"): params[name]``) (None: neither)."""
+        it = loop.iter
+        if isinstance(it, (gast.List, gast.Tuple)) and it.elts and all(
+                isinstance(e, gast.Constant) for e in it.elts) and isinstance(
+                loop.target, gast.Name) and any(
+                isinstance(n, gast.Subscript) and isinstance(n.slice, gast.Name)
+                and n.slice.id == loop.target.id and self._container(n.value) is not None
+                for s in loop.body for n in trees.walk(s)):
+            return [gast.Constant(e.value, None) for e in it.elts]   # type: ignore[attr-defined]
+        return self._elements(it, loop)
 
     def _elements(self, it: gast.expr, loop: gast.For) -> list[gast.expr] | None:
         """The elements iterating ``it`` gives, as expressions, where they are known before
