@@ -111,6 +111,14 @@ def named_layers_loss(params, x):
     return np.sum(x ** 2)
 
 
+def repeated(p, x, n):
+    return x if n == 0 else repeated(p, np.tanh(x @ p["W"] + p["b"]), n - 1)
+
+
+def recursive_helper_loss(params, x):
+    return np.sum(repeated(params, x, 2) ** 2)
+
+
 def dense(n_in, n_out):
     return {"W": RNG.normal(size=(n_in, n_out)) * 0.5, "b": RNG.normal(size=n_out) * 0.5}
 
@@ -130,9 +138,11 @@ CASES = [
                     "out": dense(3, 3), "head": {"W": RNG.normal(size=(3, 2))}}),
     (records_to_a_helper_loss, [Pair(**dense(3, 3)), Dense(**dense(3, 2))]),
     (named_layers_loss, {"first": dense(3, 3), "second": dense(3, 2), "unused": dense(2, 2)}),
+    (recursive_helper_loss, dense(3, 3)),
 ]
 IDS = ["dict", "layers", "enumerate-zip", "items", "namedtuple", "dataclass", "list-of-dicts",
-       "list-read-whole", "helpers", "records-to-a-helper", "keys-in-a-loop"]
+       "list-read-whole", "helpers", "records-to-a-helper", "keys-in-a-loop",
+       "recursive-helper"]
 
 
 def numeric(tree):

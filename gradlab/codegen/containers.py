@@ -290,15 +290,7 @@ class _Reader:
                 args.append(gast.Constant(param.default, None))
             else:
                 return False
-        stand_in = types.FunctionType(code, helper.__globals__, helper.__name__, None,
-                                      helper.__closure__)
-        stand_in.__qualname__, stand_in.__module__ = helper.__qualname__, helper.__module__
-        setattr(stand_in, LAYOUTS, layouts)
-        stand_in.__signature__ = inspect.Signature([   # type: ignore[attr-defined]
-            inspect.Parameter(leaf, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-            for name in sig.parameters
-            for leaf in (layouts[name].leaves() if name in layouts else [name])])
-        setattr(stand_in, ORIGINAL, helper)
+        stand_in = _stand_in(helper, layouts)
         alias = f"{helper.__name__}__{'_'.join(layouts)}_leaves"
         closure, n = self.parsed.scope.closure, 2
         while alias in closure and getattr(closure[alias], LAYOUTS) != layouts:
@@ -554,6 +546,36 @@ class _Reader:
                             "a container used as a whole",
                             "read its arrays with constant keys, indices or field names "
                             "(params[\"W\"], params.W, params[0]), or loop over it with for")
+
+
+#: A helper read for container arguments, by the helper and the layouts: one function object
+#: per structure, so that a helper calling itself with its argument is one function (the
+#: program's units are by function). Bounded: the oldest are dropped first.
+_STAND_INS: dict[tuple[Any, tuple[tuple[str, Layout], ...]], types.FunctionType] = {}
+_STAND_INS_LIMIT = 256
+
+
+def _stand_in(helper: types.FunctionType, layouts: dict[str, Layout]) -> types.FunctionType:
+    """``helper`` as a function taking the leaves of ``layouts``' parameters: its code is the
+    helper's own (gradlab reads it with the leaves, see :func:`layouts_of`), its signature the
+    one the call is read against."""
+    key = (helper, tuple(sorted(layouts.items())))
+    found = _STAND_INS.get(key)
+    if found is not None:
+        return found
+    stand_in = types.FunctionType(helper.__code__, helper.__globals__, helper.__name__, None,
+                                  helper.__closure__)
+    stand_in.__qualname__, stand_in.__module__ = helper.__qualname__, helper.__module__
+    setattr(stand_in, LAYOUTS, layouts)
+    setattr(stand_in, ORIGINAL, helper)
+    params = inspect.signature(helper).parameters
+    stand_in.__signature__ = inspect.Signature([   # type: ignore[attr-defined]
+        inspect.Parameter(leaf, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        for name in params for leaf in (layouts[name].leaves() if name in layouts else [name])])
+    _STAND_INS[key] = stand_in
+    while len(_STAND_INS) > _STAND_INS_LIMIT:
+        del _STAND_INS[next(iter(_STAND_INS))]
+    return stand_in
 
 
 def renamed(layout: Layout, path: list[str], taken: set[str]) -> Layout:
