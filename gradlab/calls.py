@@ -178,6 +178,31 @@ def generated_line(df: Any, error: BaseException) -> str:
     return where
 
 
+def _refuse_number_conversions(df: Any, name: str, x: Any) -> None:
+    """``float(s)`` or ``s.item()`` of a value carrying a gradient, on torch's or TensorFlow's
+    tensors: the function's value depends on it and gradlab differentiates through it (as
+    differences of the function do), while those frameworks' own autodiff reads a constant
+    there. The code does not say which is meant: refused, with both ways to write it."""
+    framework = type(x).__module__.split(".")[0]
+    if framework not in ("torch", "tensorflow"):
+        return
+    lines: list[Any] = []
+    for fn in (df, getattr(df, "gradient", None)):      # (hvp: its gradient's lines)
+        main = getattr(getattr(fn, "_transform", None), "main", None)
+        lines += [o for o in getattr(main, "conversions", ()) if o not in lines]
+    if not lines:
+        return
+    origin = lines[0]
+    kind = "torch" if framework == "torch" else "TensorFlow"
+    raise GradlabError(
+        f"line {origin.lineno}: `{origin.text}` makes a Python number of a value that carries "
+        f"a gradient from {name}. {kind}'s autodiff reads that number as a constant, while the "
+        f"function's value depends on it (gradlab would differentiate through it, as "
+        f"differences of the function do), and the code does not say which you mean: keep it "
+        f"a tensor (drop float()/.item()) to differentiate through it, or stop the gradient "
+        f"on purpose ({'s.detach()' if framework == 'torch' else 'tf.stop_gradient(s)'})")
+
+
 def refuse_without_gradient(df: Any, args: tuple[Any, ...]) -> None:
     """Integer and bool arrays have no gradient of their own dtype (it would be cut to whole
     numbers): refused, as JAX does, with the cast to write. A Python int is promoted: its
@@ -189,6 +214,7 @@ def refuse_without_gradient(df: Any, args: tuple[Any, ...]) -> None:
         if i is None or i >= len(args):
             continue
         x = args[i]
+        _refuse_number_conversions(df, w, x)
         if isinstance(x, complex) or (dtype_name(x) or "").startswith("complex"):
             raise GradlabError(
                 f"{w} is complex: gradlab differentiates with respect to real inputs (a complex "

@@ -44,6 +44,9 @@ class Variant:
     #: the factory of the same text with its updates in place (``du[t] += du_t``) written as
     #: ``du = gl.index_add(du, t, du_t)``, for arrays that cannot change (None: it has none)
     functional: Callable[..., dict[str, Any]] | None = None
+    #: the user's lines making a Python number of a value carrying a gradient (refused on
+    #: torch's and TensorFlow's tensors: see gradlab.calls.refuse_without_gradient)
+    conversions: tuple[Any, ...] = ()
 
 
 class Transform:
@@ -144,7 +147,8 @@ class Transform:
                                                gradient.name, transform=returned)
             hit = Variant(factory, source, filename, gradient.name, unbound(program.free, fn),
                           gradient.seed, functional_twin(source.text, fn.__globals__,
-                                                         program.free, gradient.name, returned))
+                                                         program.free, gradient.name, returned),
+                          tuple(program.conversions))
             self.variants[(scalars, dialect, signature)] = hit
             self.dialect_sensitive = self.dialect_sensitive or program.dialect_sensitive
             if signature is None:
@@ -193,7 +197,8 @@ class ForwardTransform:
             fname = program.tangent(self.label, list(self.wrt), scalars, keep)
             transform = also_return(fname, self.value_name) if self.value_name else None
             factory, source, filename = compile_program(program, fname, transform=transform)
-            hit = Variant(factory, source, filename, fname, dict(program.free))
+            hit = Variant(factory, source, filename, fname, dict(program.free),
+                          conversions=tuple(program.conversions))
             self.variants[(scalars, dialect)] = hit
             self.dialect_sensitive = self.dialect_sensitive or program.dialect_sensitive
         return hit

@@ -61,6 +61,21 @@ def _refuse_list_mutation(s: ir.Stmt, act: Activity) -> None:
                          s.origin, "list mutation")
 
 
+def number_conversions(fn: ir.Function, act: Activity) -> list[Any]:
+    """The lines that make a Python number of a value carrying a gradient (``float(s)``,
+    ``s.item()``): the function's value depends on it, so gradlab differentiates through
+    it, as differences of the function do; torch's and TensorFlow's autodiff see a constant
+    there. Which one the user means is not written in the code: on their tensors such a
+    line is refused (:func:`gradlab.calls.refuse_without_gradient`)."""
+    found = []
+    for s in ir.walk(fn.body):
+        if isinstance(s, Assign) and s.op.kind is OpKind.PRIM and s.op.prim == "copy" and \
+                str(s.op.source or "").split(".")[-1] in ("float", "item") and \
+                ir.op_reads(s.op) & act.varied and any(t in act.useful for t in s.targets):
+            found.append(s.origin)
+    return found
+
+
 def _refuse_kept_as_written(s: Assign, act: Activity) -> None:
     """Code kept as written gets no gradient: refused where a gradient flows through it."""
     reads = ir.op_reads(s.op)

@@ -291,6 +291,15 @@ class _InlineRewriter(gast.NodeTransformer):
         return node
 
     def visit_Call(self, node: gast.Call) -> gast.expr:
+        func = node.func
+        if isinstance(func, gast.Attribute) and func.attr == "size" and isinstance(
+                func.value, gast.Name) and func.value.id in self.e.activity.arrays and len(
+                node.args) == 1 and not node.keywords:
+            # torch's x.size(d) inside an option (x.view(x.size(0), -1)): the shape's entry,
+            # not NumPy's count x.size called
+            return gast.copy_location(gast.Subscript(
+                value=call(attr(self.e.gl, "shape"), [func.value]),
+                slice=self.visit(node.args[0]), ctx=gast.Load()), node)
         self.generic_visit(node)
         try:
             res = self.e.resolver.call(node)

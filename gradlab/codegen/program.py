@@ -29,7 +29,7 @@ from . import ir, trees
 from .aliasing import result_aliases
 from .analyze import analyze, number_params
 from .build import REQUIRED, function_def, name
-from .check import check
+from .check import check, number_conversions
 from .comprehensions import lower_comprehensions
 from .containers import layouts_of, read_leaves, shown_names
 from .dicts import replace_dicts
@@ -188,6 +188,9 @@ class Program:
     returns_arrays: dict[Any, bool] = field(default_factory=dict)   # (fn, mask) -> answer
     aliases: dict[Any, frozenset[int]] = field(default_factory=dict)   # (fn, mask) -> answer
     aliasing_now: list[Any] = field(default_factory=list)   # the (fn, mask) being worked out
+    #: the user's lines making a Python number of a value that carries a gradient
+    #: (check.number_conversions)
+    conversions: list[Any] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.units[self.main.fn] = self.main
@@ -298,8 +301,11 @@ class Program:
         names = copy.deepcopy(unit.names)
         emitter = self.emitter_for(unit, arrays)
         fn = copy.deepcopy(unit.ir)
-        check(fn, self.activity(fn, wrt, arrays), mode=mode.name,         # check
+        act = self.activity(fn, wrt, arrays)
+        check(fn, act, mode=mode.name,                                      # check
               helper=unit is not self.main, generated=mode is FORWARD and is_generated(unit.fn))
+        self.conversions.extend(o for o in number_conversions(fn, act)
+                                if o not in self.conversions)
         prepare(fn, names, mode.needs_own_name,                             # prepare
                 hoisting=self.optimized and mode.hoists)
         activity = self.activity(fn, wrt, arrays)                           # analyze

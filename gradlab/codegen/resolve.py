@@ -401,8 +401,14 @@ def _collected(node: gast.Call, start: int) -> gast.Call:
     """``np.einsum('ij,jk', a, b)``: the positional arguments from ``start`` on as one list,
     the parameter the table collects them into. torch's own list form, ``torch.einsum('ij,jk',
     [a, b])``, is that list already (a list with one item per term of a literal subscripts
-    string); NumPy reads ``np.einsum('i->', [u, v])`` as one array, and so does gradlab."""
+    string); NumPy reads ``np.einsum('i->', [u, v])`` as one array, and so does gradlab. Sizes
+    given one by one (``torch.zeros(3, 4)``) are collected into a tuple, as a method's are."""
     rest = node.args[start:]
+    if start == 0:
+        if len(rest) > 1 or len(rest) == 1 and _is_int_literal(rest[0]):
+            return gast.Call(func=node.func, args=[gast.Tuple(elts=list(rest), ctx=gast.Load())],
+                             keywords=node.keywords)
+        return node
     if len(rest) == 1 and isinstance(rest[0], (gast.List, gast.Tuple)) and start == 1:
         terms = node.args[0]
         if isinstance(terms, gast.Constant) and isinstance(terms.value, str) and len(

@@ -338,10 +338,11 @@ TABLE: list[Primitive] = [
          torch=S("einsum", varargs="xs"), tf=S("einsum linalg.einsum", varargs="xs")),
 
     # --- creation (on the namespace's device) -----------------------------------------------
+    # (torch.zeros(3, 4): torch takes the sizes one by one too)
     prim("zeros", "(shape, dtype=None)", CREATION, nondiff=CONSTANT, np="zeros",
-         torch="zeros", tf="zeros"),
-    prim("ones", "(shape, dtype=None)", CREATION, nondiff=CONSTANT, np="ones", torch="ones",
-         tf="ones"),
+         torch=S("zeros", varargs="shape"), tf="zeros"),
+    prim("ones", "(shape, dtype=None)", CREATION, nondiff=CONSTANT, np="ones",
+         torch=S("ones", varargs="shape"), tf="ones"),
     prim("full", "(shape, fill_value, dtype=None)", CREATION, np="full", torch="full",
          tf=S("fill", rename={"dims": "shape", "value": "fill_value"})),
     prim("zeros_like", "(x, dtype=None)", nondiff=SHAPE_ONLY, np="zeros_like",

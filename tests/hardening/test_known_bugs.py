@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import gradlab
-from gradlab.tensor import FRAMEWORKS, backend
+from gradlab.tensor import FRAMEWORKS, backend, is_installed
 from tests.conftest import central_difference, require, to_framework, to_numpy
 
 
@@ -4139,3 +4139,53 @@ def array_function_of_a_helpers_tuple(x):
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_a_helpers_tuple_given_to_an_array_function_is_stacked(framework) -> None:
     three_modes(array_function_of_a_helpers_tuple, (), framework)
+
+
+# --- framework probe (stop 32): .item() / float() of a value carrying a gradient was
+# differentiated through on torch and TensorFlow, whose autodiff reads a constant there (a
+# gradient unlike the framework's); x.size(0) inside a view's sizes crashed; torch.zeros(3, 4)
+# read 4 as a dtype; np.triu of a mask made int64 (torch's where refused it) -----------------
+def scaled_by_a_number(x):
+    return np.sum(x ** 2) / float(np.sum(x)) + np.sum(x).item()
+
+
+def test_a_number_made_of_a_value_with_a_gradient_is_refused_on_torch_and_tf() -> None:
+    """Differentiated through on NumPy and JAX (as differences are); on torch's and
+    TensorFlow's tensors, whose autodiff reads a constant there, refused at the line."""
+    x = np.array([0.3, 1.2, 0.5])
+    want = central(scaled_by_a_number, x)
+    np.testing.assert_allclose(gradlab.grad(scaled_by_a_number)(x), want, rtol=1e-6)
+    for framework in ("torch", "tensorflow"):
+        if not is_installed(framework):
+            continue
+        X = to_framework(x, framework)
+        for call in (lambda: gradlab.grad(scaled_by_a_number)(X),
+                     lambda: gradlab.jvp(scaled_by_a_number)(X, X),
+                     lambda: gradlab.hvp(scaled_by_a_number)(X, X)):
+            with pytest.raises(GradlabError, match="makes a Python number of a value") as e:
+                call()
+            assert "float(np.sum(x))" in str(e.value)
+            assert "s.detach()" in str(e.value) or "tf.stop_gradient(s)" in str(e.value)
+
+
+def torch_view_by_sizes(x):
+    return x.view(x.size(0), -1).pow(2).sum() / x.size(1) + (x * (torch.zeros(3, 2) + 1.0)).sum()
+
+
+def torch_upper_mask(q):
+    mask = torch.triu(torch.ones((3, 3), dtype=torch.bool), diagonal=1)
+    return torch.where(mask, -1e9, q @ q.T).softmax(-1)[:, 0].sum() + torch.diff(q, dim=0).sum()
+
+
+@pytest.mark.parametrize("f", [torch_view_by_sizes, torch_upper_mask])
+def test_torch_sizes_and_masks_from_the_framework_probe(f) -> None:
+    require("torch")
+    x = torch.tensor([[0.3, -1.2], [0.5, 0.8], [1.1, -0.4]], dtype=torch.float64)
+    v = torch.tensor([[0.2, 0.1], [-0.3, 0.5], [0.7, -0.6]], dtype=torch.float64)
+    want = torch.func.grad(f)(x)
+    np.testing.assert_allclose(to_numpy(gradlab.grad(f)(x)), to_numpy(want), rtol=1e-10)
+    _, t = gradlab.jvp(f)(x, v)
+    assert float(t) == pytest.approx(float(torch.func.jvp(f, (x,), (v,))[1]), rel=1e-10)
+    hv = torch.func.jvp(torch.func.grad(f), (x,), (v,))[1]
+    np.testing.assert_allclose(to_numpy(gradlab.hvp(f)(x, v)), to_numpy(hv), rtol=1e-8,
+                               atol=1e-12)

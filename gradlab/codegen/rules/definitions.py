@@ -64,7 +64,7 @@ def is_definition(obj: Any) -> bool:
 
 
 # --- diagonals and triangles ---------------------------------------------------------------------
-@spelled("diagonal", torch="diagonal")
+@spelled("diagonal")
 def np_diagonal(a, offset=0):
     """The entries a[i, i + offset] of the first two axes, as the last axis."""
     if numpy.ndim(a) < 2:
@@ -111,20 +111,36 @@ def np_tri_offsets(m):
     return numpy.arange(m.shape[-1])[None, :] - numpy.arange(m.shape[-2])[:, None]
 
 
-@spelled("tril", torch="tril")
+@spelled("tril")
 def np_tril(m, k=0):
     """Entries on and below diagonal k of the last two axes; zeros above."""
-    return numpy.where(np_tri_offsets(m) <= k, m, 0)
+    return numpy.where(np_tri_offsets(m) <= k, m, numpy.zeros_like(m))
 
 
-@spelled("triu", torch="triu")
+@spelled("triu")
 def np_triu(m, k=0):
     """Entries on and above diagonal k of the last two axes; zeros below."""
-    return numpy.where(np_tri_offsets(m) >= k, m, 0)
+    return numpy.where(np_tri_offsets(m) >= k, m, numpy.zeros_like(m))
+
+
+# torch's spellings of the functions above, under torch's own keyword names
+@spelled(torch="diagonal")
+def torch_diagonal(input, offset=0):
+    return np_diagonal(input, offset)
+
+
+@spelled(torch="tril")
+def torch_tril(input, diagonal=0):
+    return np_tril(input, diagonal)
+
+
+@spelled(torch="triu")
+def torch_triu(input, diagonal=0):
+    return np_triu(input, diagonal)
 
 
 # --- differences, sums along an axis -------------------------------------------------------------
-@spelled("diff", torch="diff")
+@spelled("diff")
 def np_diff(a, n=1, axis=-1):
     """Each entry minus the one before it along ``axis``, ``n`` times."""
     if numpy.ndim(a) == 0:
@@ -288,7 +304,17 @@ def np_column_stack(tup):
     return numpy.concatenate(columns, axis=1)
 
 
-@spelled("roll", torch="roll")
+@spelled(torch="diff")
+def torch_diff(input, n=1, dim=-1):
+    return np_diff(input, n, dim)
+
+
+@spelled(torch="roll")
+def torch_roll(input, shifts, dims=None):
+    return np_roll(input, shifts, dims)
+
+
+@spelled("roll")
 def np_roll(a, shift, axis=None):
     """Entries moved ``shift`` places along ``axis`` (of the flattened array without), the
     last ones coming round to the front."""
