@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, Phase, assume, given, seed, settings
 from tests.hardening.differential import frameworks
 from tests.hardening.people.builder import DIALECT_WEIGHTS, people_programs
 from tests.hardening.people.inputs import setup
-from tests.hardening.people.oracle import Checker, Verdict
+from tests.hardening.people.oracle import Check, Checker, Verdict
 from tests.hardening.people.program import PeopleProgram
 from tests.hardening.stats import PEOPLE_STATS
 
@@ -122,3 +122,80 @@ def test_people_programs_draw_list_arguments(monkeypatch: pytest.MonkeyPatch) ->
     draw()
     assert set(kinds) == {"container: list argument", "container: tuple argument",
                           "container: list of pairs argument"}, kinds
+
+
+def test_people_programs_draw_dict_arguments(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Programs whose ``f`` takes a dict of arrays (``params = {"l1": {"W": .., "b": ..}}``,
+    ``{"layers": [{..}, {..}]}``): every kind is drawn, the inputs are dicts (of lists of
+    dicts) of the dialect's own arrays under the ``Param``'s keys, on which the program runs,
+    and the body reads the dict (through the program's own helpers among others). (Every
+    program draws one here; the fuzzer's share is ``DICT_ARGUMENT_PERCENT``.)"""
+    import collections
+
+    from tests.hardening.people import builder, dicts
+    from tests.hardening.people.inputs import (FRAMEWORK_OF, framework_of_value, to_dialect,
+                                               value_leaves)
+    from tests.hardening.people.program import load
+    monkeypatch.setattr(builder, "LIST_ARGUMENT_PERCENT", 0)
+    monkeypatch.setattr(builder, "DICT_ARGUMENT_PERCENT", 100)
+    kinds: collections.Counter[str] = collections.Counter()
+    reads: collections.Counter[str] = collections.Counter()
+
+    @settings(max_examples=60, deadline=None, database=None, derandomize=True,
+              phases=[Phase.generate], suppress_health_check=list(HealthCheck))
+    @given(people_programs())
+    def draw(program: PeopleProgram) -> None:
+        setup(FRAMEWORK_OF[program.dialect])
+        containers = [p for p in program.params if p.is_container]
+        assert len(containers) == 1 and containers[0].is_dict
+        args = [to_dialect(v, program.dialect) for v in program.inputs()]
+        for p, value in zip(program.params, args):
+            if not p.is_container:
+                continue
+            kinds[dicts.kind_label(p)] += 1
+            assert type(value) is dict and list(value) == [item.name for item in p.items]
+            for leaf, item in zip(p.leaves(), value_leaves(value), strict=True):
+                assert framework_of_value(item) == FRAMEWORK_OF[program.dialect]
+                assert tuple(item.shape) == leaf.shape
+        read = [c for c in program.constructs if c.startswith("dict argument: ") and
+                not c.endswith(("differentiated", "differentiated one"))]
+        assert read, "the dict is not read"
+        reads.update(read)
+        load(program).f(*args)
+
+    draw()
+    assert set(kinds) == {f"container: dict argument ({k})" for k in dicts.KINDS}, kinds
+    assert reads["dict argument: passed to a helper"] >= 5, reads
+
+
+def test_oracle_judges_a_dict_argument_leaf_by_leaf() -> None:
+    """The oracle's gradient, tangents and hvp vectors of a dict argument are dicts of its
+    structure (a nested dict with a layer without bias, passed to a helper read for two
+    structures): gradlab's answers on every backend are judged right, key by key; a gradient
+    with a key missing is a wrong structure."""
+    import numpy as np
+
+    from gradlab.tensor import FRAMEWORKS, is_installed
+    from tests.hardening.people.builder import HEADERS
+    from tests.hardening.people.inputs import Param
+    source = HEADERS["numpy"] + (
+        '\n\ndef dense(p, x, act=True):\n    h = x @ p["W"]\n    if "b" in p:\n'
+        '        h = h + p["b"]\n    if act:\n        h = np.tanh(h)\n    return h\n\n\n'
+        'def f(params, x):\n    h = dense(params["l1"], x)\n'
+        '    h = dense(p=params["l2"], x=h, act=False)\n    return np.sum(h ** 2)\n')
+    params = (Param("params", (), "dict", items=(
+        Param("l1", (), "dict", items=(Param("W", (3, 2), "float64"), Param("b", (2,), "float64"))),
+        Param("l2", (), "dict", items=(Param("W", (2, 2), "float64"),)))),
+        Param("x", (3,), "float64"))
+    program = PeopleProgram(source, "numpy", params, 0, seed=5)
+    installed = [fw for fw in FRAMEWORKS if is_installed(fw)]
+    for fw in installed:
+        setup(fw)
+    verdict = Checker(installed).run(program)
+    assert not verdict.invalid, verdict.invalid
+    assert {c.status for c in verdict.checks} == {"right"}, describe(verdict)
+    assert len(verdict.checks) == 3 * len(installed)
+    grads = {"l1": {"W": np.zeros((3, 2))}, "l2": {"W": np.zeros((2, 2))}}
+    check = Checker(installed).structure_of("grad", "numpy", grads, params[0],
+                                            program.inputs()[0], "params")
+    assert isinstance(check, Check) and check.kind == "structure", check

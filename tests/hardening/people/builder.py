@@ -22,7 +22,7 @@ from typing import Any, Callable
 import numpy as np
 from hypothesis import strategies as st
 
-from tests.hardening.people import forms, lists, switches
+from tests.hardening.people import dicts, forms, lists, switches
 from tests.hardening.people.inputs import (DIALECTS, FRAMEWORK_OF, Param, framework_of_value,
                                            numpy_inputs, setup, to_dialect)
 from tests.hardening.people.program import PeopleProgram
@@ -81,6 +81,9 @@ PARAM_NAMES = ("x", "w", "b", "y", "W", "t")
 DIALECT_WEIGHTS = {"numpy": 40, "torch": 25, "jax": 15, "tensorflow": 12, "autograd": 8}
 #: Programs (in a hundred) whose ``f`` takes a list or tuple of arrays (``lists.py``).
 LIST_ARGUMENT_PERCENT = 7
+#: Programs (in a hundred) whose ``f`` takes a dict of arrays (``dicts.py``): JAX-style
+#: ``params = {"l1": {"W": .., "b": ..}, ...}``, read through the program's own helpers.
+DICT_ARGUMENT_PERCENT = 7
 
 
 def STOPS_GRADIENT(text: str, dialect: str) -> bool:
@@ -291,7 +294,8 @@ class Builder:
         self.decorator: str | None = None
         self.defaults: list[str] = []       # "scale=0.5" parameters of f
         self.env: dict[str, Var] = {}
-        self.list_params: list[str] = []    # parameters that are lists or tuples of arrays
+        self.list_params: list[str] = []    # parameters that are lists, tuples or dicts of arrays
+        self.dict_style: dict[str, bool] | None = None   # how dicts.py wrote its dense helper
         self.list_results: list[str] = []   # the values statements made of them
         self.counter = 0
         self.spellings = spellings_for(dialect)
@@ -871,10 +875,14 @@ class Builder:
                 ("container: nested dict/list",))
 
     def list_argument(self) -> tuple[str, tuple[str, ...]] | None:
-        """A statement that reads a list (or tuple) parameter as people do (``lists.py``)."""
+        """A statement that reads a list (or tuple) parameter as people do (``lists.py``), or a
+        dict parameter (``dicts.py``)."""
         if not self.list_params:
             return None
-        return lists.ListBodies(self, self.choice(self.list_params)).draw()
+        name = self.choice(self.list_params)
+        if isinstance(self.env[name].value, dict):
+            return dicts.DictBodies(self, name).draw()
+        return lists.ListBodies(self, name).draw()
 
     def control(self) -> tuple[str, tuple[str, ...]] | None:
         x = self.operand()
@@ -1140,6 +1148,8 @@ class Builder:
     def scalar_text(self, name: str, plain: bool = False) -> tuple[str, str]:
         """A scalar made of ``name`` (reduced, made real) and the output kind."""
         if name in self.list_params:       # every item of a list argument, squared and summed
+            if isinstance(self.env[name].value, dict):
+                return dicts.DictBodies(self, name).scalar(), "scalar"
             return lists.ListBodies(self, name).scalar(), "scalar"
         value = self.env[name].value
         a = as_numpy(value)
@@ -1255,14 +1265,44 @@ def _list_signature(draw: Callable[[Any], Any], dialect: str
     return params, wrt
 
 
+def _dict_signature(draw: Callable[[Any], Any], dialect: str
+                    ) -> tuple[tuple[Param, ...], tuple[int, ...]]:
+    """``f(params, x)``: a dict parameter of one of ``dicts.KINDS``, the input ``x`` its layers
+    take, maybe one more parameter; differentiated as :func:`_list_signature`'s list (the
+    gradient then comes back as a dict of the same structure)."""
+    kind = draw(st.sampled_from(dicts.KINDS + ("nested", "layers")))
+    name = draw(st.sampled_from(dicts.DICT_NAMES[kind]))
+    dictp, x_shape = dicts.dict_param(draw, kind, name, dialect)
+    mode = draw(st.sampled_from(("dict", "dict", "dict", "other", "both")))
+    others: list[Param] = []
+    if x_shape is not None:
+        others.append(Param("x", x_shape, "float64"))
+        if draw(st.integers(0, 3)) == 0:
+            others.append(_param(draw, "y", dialect, False))
+    else:
+        others = [_param(draw, ("x", "y")[k], dialect, k == 0 and mode != "dict")
+                  for k in range(draw(st.sampled_from((0, 1, 1, 2))))]
+    if not others:
+        mode = "dict"
+    dict_first = not others or draw(st.integers(0, 3)) != 0
+    params = (dictp, *others) if dict_first else (others[0], dictp, *others[1:])
+    at_dict, at_other = (0, 1) if dict_first else (1, 0)
+    wrt = {"dict": (at_dict,), "other": (at_other,), "both": tuple(sorted((at_dict, at_other)))
+           }[mode]
+    return params, wrt
+
+
 @st.composite
 def people_programs(draw: Callable[[Any], Any], dialect: str | None = None) -> PeopleProgram:
     """One program people might write, in ``dialect`` (drawn when None)."""
     if dialect is None:
         dialect = draw(st.sampled_from([d for d, w in DIALECT_WEIGHTS.items() for _ in range(w)]))
     setup(FRAMEWORK_OF[dialect])
-    if draw(st.integers(0, 99)) >= 100 - LIST_ARGUMENT_PERCENT:   # (rare on the largest draws)
+    share = draw(st.integers(0, 99))      # (lists and dicts are rare: on the largest draws)
+    if share >= 100 - LIST_ARGUMENT_PERCENT:
         params, wrt = _list_signature(draw, dialect)
+    elif share >= 100 - LIST_ARGUMENT_PERCENT - DICT_ARGUMENT_PERCENT:
+        params, wrt = _dict_signature(draw, dialect)
     else:
         nparams = draw(st.integers(1, 3))
         nwrt = draw(st.integers(1, nparams))
@@ -1290,7 +1330,11 @@ def people_programs(draw: Callable[[Any], Any], dialect: str | None = None) -> P
         spec = params[wrt[0]].name
     constructs = set(builder.constructs)
     for p in params:
-        if p.is_container:
+        if p.is_dict:
+            constructs.add(dicts.kind_label(p))
+            constructs.add("dict argument: differentiated" if p.name in builder.wrt_names
+                           else "dict argument: a constant beside the differentiated one")
+        elif p.is_container:
             constructs.add(lists.kind_label(p))
             constructs.add("list argument: differentiated" if p.name in builder.wrt_names
                            else "list argument: a constant beside the differentiated one")

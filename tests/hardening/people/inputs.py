@@ -3,11 +3,13 @@
 A program is written in one *dialect*: ``numpy`` (``import numpy as np``), ``autograd``
 (``import autograd.numpy as np``), ``jax`` (``jax.numpy as jnp``), ``torch`` or ``tensorflow``.
 Its parameters are described by :class:`Param` (a shape and a dtype, or a Python number, or a
-Python list or tuple of such parameters: ``params = [W1, b1, W2, b2]``, ``[(W1, b1), (W2, b2)]``),
+Python list or tuple of such parameters: ``params = [W1, b1, W2, b2]``, ``[(W1, b1), (W2, b2)]``,
+or a dict of them: ``params = {"W": W, "b": b}``, ``{"l1": {"W": .., "b": ..}, ...}``),
 made as NumPy values from the program's seed (:func:`numpy_inputs`) and converted to the
 dialect's arrays when the program runs (:func:`to_dialect`), or to a backend's arrays when
 gradlab's code runs (:func:`to_backend`). A list or tuple is converted item by item: its items
-are the framework's arrays, the list itself stays a Python list, as people pass it.
+are the framework's arrays, the list itself stays a Python list, as people pass it (a dict
+stays a dict, its keys in the order its ``Param`` lists them).
 """
 from __future__ import annotations
 
@@ -25,16 +27,19 @@ FRAMEWORK_OF = {"numpy": "numpy", "autograd": "numpy", "torch": "torch", "jax": 
                 "tensorflow": "tensorflow"}
 
 #: dtypes a parameter may have; "pyfloat"/"pyint" are Python numbers (a learning rate, ``n``);
-#: "list"/"tuple" are Python containers whose items are parameters themselves (``Param.items``).
+#: "list"/"tuple"/"dict" are Python containers whose items are parameters themselves
+#: (``Param.items``; a dict's items are named by their keys).
 DTYPES = ("float64", "float32", "int64", "bool", "complex128", "pyfloat", "pyint")
-CONTAINERS = ("list", "tuple")
+CONTAINERS = ("list", "tuple", "dict")
 
 
 @dataclass(frozen=True, repr=False)
 class Param:
-    """One parameter of ``f``. A container (``dtype`` "list" or "tuple") has ``items``, each a
-    Param (an array, or a tuple of arrays for a list of ``(W, b)`` pairs); its own ``shape`` is
-    ``()`` and means nothing. The items' names are only for messages (``params[0][1]``)."""
+    """One parameter of ``f``. A container (``dtype`` "list", "tuple" or "dict") has ``items``,
+    each a Param (an array, or a tuple of arrays for a list of ``(W, b)`` pairs, or a dict for
+    ``{"l1": {"W": .., "b": ..}}``); its own ``shape`` is ``()`` and means nothing. A list's or
+    tuple's items' names are only for messages (``params[0][1]``); a dict's items are named by
+    their keys (``"W"``), which the value is made with, in that order."""
 
     name: str
     shape: tuple[int, ...]
@@ -64,7 +69,11 @@ class Param:
     @property
     def is_pairs(self) -> bool:
         """A list of tuples (``[(W1, b1), (W2, b2)]``)."""
-        return self.is_container and any(item.is_container for item in self.items)
+        return self.dtype in ("list", "tuple") and any(item.is_container for item in self.items)
+
+    @property
+    def is_dict(self) -> bool:
+        return self.dtype == "dict"
 
     def leaves(self) -> list["Param"]:
         """The arrays and numbers this parameter is made of, in order (itself for a leaf)."""
@@ -76,6 +85,9 @@ class Param:
         return f"{self.name}: {self.describe_type()}"
 
     def describe_type(self) -> str:
+        if self.is_dict:
+            return "{" + ", ".join(f"{item.name!r}: {item.describe_type()}"
+                                   for item in self.items) + "}"
         if self.is_container:
             inner = ", ".join(item.describe_type() for item in self.items)
             return f"[{inner}]" if self.dtype == "list" else f"({inner})"
@@ -103,7 +115,10 @@ def leaf_params(params: tuple[Param, ...] | list[Param]) -> list[Param]:
 
 
 def value_leaves(value: Any) -> list[Any]:
-    """The arrays and numbers of a value, lists and tuples opened, in order."""
+    """The arrays and numbers of a value, lists, tuples and dicts opened, in order (a dict's in
+    its keys' order: the order its ``Param`` made it in)."""
+    if isinstance(value, dict):
+        return [leaf for item in value.values() for leaf in value_leaves(item)]
     if isinstance(value, (list, tuple)):
         return [leaf for item in value for leaf in value_leaves(item)]
     return [value]
@@ -113,12 +128,17 @@ def rebuild(param: Param, leaves: Any) -> Any:
     """``param``'s structure filled with values taken from the iterator ``leaves``."""
     if not param.is_container:
         return next(leaves)
+    if param.is_dict:
+        return {item.name: rebuild(item, leaves) for item in param.items}
     items = [rebuild(item, leaves) for item in param.items]
     return items if param.dtype == "list" else tuple(items)
 
 
 def map_leaves(fn: Any, value: Any) -> Any:
-    """``fn`` of each array or number of ``value``, the lists and tuples kept as they are."""
+    """``fn`` of each array or number of ``value``, the lists, tuples and dicts kept as they
+    are."""
+    if isinstance(value, dict):
+        return {k: map_leaves(fn, item) for k, item in value.items()}
     if isinstance(value, (list, tuple)):
         return type(value)(map_leaves(fn, item) for item in value)
     return fn(value)
@@ -133,6 +153,8 @@ def numpy_inputs(params: tuple[Param, ...], seed: int) -> list[Any]:
 
 def _numpy_value(p: Param, rng: np.random.Generator) -> Any:
     """One parameter's value (a container's items one after the other, from the same draws)."""
+    if p.is_dict:
+        return {item.name: _numpy_value(item, rng) for item in p.items}
     if p.is_container:
         items = [_numpy_value(item, rng) for item in p.items]
         return items if p.dtype == "list" else tuple(items)
@@ -164,7 +186,9 @@ def setup(framework: str) -> None:
 
 def to_backend(value: Any, framework: str) -> Any:
     """A NumPy value as ``framework``'s array, same dtype; Python numbers stay Python numbers; a
-    list or tuple stays one, its items converted."""
+    list, tuple or dict stays one, its items converted."""
+    if isinstance(value, dict):
+        return {k: to_backend(item, framework) for k, item in value.items()}
     if isinstance(value, (list, tuple)):
         return type(value)(to_backend(item, framework) for item in value)
     if not isinstance(value, np.ndarray):
@@ -188,7 +212,10 @@ def to_dialect(value: Any, dialect: str) -> Any:
 
 
 def to_numpy(value: Any) -> Any:
-    """Any framework's value (or a tuple/list of them) as NumPy; Python numbers as 0-d arrays."""
+    """Any framework's value (or a tuple/list/dict of them) as NumPy; Python numbers as 0-d
+    arrays."""
+    if isinstance(value, dict):
+        return {k: to_numpy(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return type(value)(to_numpy(v) for v in value)
     if hasattr(value, "detach") and hasattr(value, "cpu"):
@@ -217,6 +244,8 @@ def fresh(values: list[Any]) -> list[Any]:
 
 
 def _copy(v: Any) -> Any:
+    if isinstance(v, dict):      # (``params["W"] = ...`` in one call must not reach the next)
+        return {k: _copy(item) for k, item in v.items()}
     if isinstance(v, (list, tuple)):
         return type(v)(_copy(item) for item in v)
     if isinstance(v, np.ndarray):

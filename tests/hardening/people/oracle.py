@@ -176,7 +176,8 @@ class Checker:
         if mode == "grad":
             result = fn(*args)
         else:
-            # (a list parameter's tangent is a list of the backend's arrays, as its argument)
+            # (a list parameter's tangent is a list of the backend's arrays, as its argument; a
+            # dict parameter's a dict with its keys)
             tangents = [to_backend(t, backend) for t in ref.tangents]
             result = fn(*args, tuple(tangents) if many else tangents[0])
         if program.output != "scalar":
@@ -250,7 +251,24 @@ class Checker:
         """One parameter's gradient as NumPy (a list or tuple of arrays for a list or tuple
         argument), or the Check that says how its structure, framework, shape or dtype is
         wrong. A list argument's gradient is a list of its length (a tuple's a tuple), each
-        item checked as the argument's item."""
+        item checked as the argument's item. A dict argument's gradient is a dict with its keys
+        (in any order: it is read back by key, in the ``Param``'s order), each checked so."""
+        if p.is_dict:
+            keys = [item.name for item in p.items]
+            if type(g) is not dict or sorted(g, key=repr) != sorted(keys, key=repr):
+                got = f"a {type(g).__name__}" + (f" with keys {sorted(g, key=repr)}" if
+                                                  isinstance(g, dict) else "")
+                return Check(mode, backend, "wrong", "structure",
+                             f"{mode} wrt {path} ({p.describe_type()}) on {backend}: {got}, "
+                             f"expected a dict with keys {keys}")
+            entries = {}
+            for item in p.items:
+                checked = self.structure_of(mode, backend, g[item.name], item, x[item.name],
+                                            f"{path}[{item.name!r}]")
+                if isinstance(checked, Check):
+                    return checked
+                entries[item.name] = checked
+            return entries
         if p.is_container:
             want = list if p.dtype == "list" else tuple
             if type(g) is not want or len(g) != len(p.items):

@@ -67,9 +67,11 @@ def close(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> bool:
 
 
 class Coordinates:
-    """The differentiated parameters as one real vector, and back. A list (or tuple) parameter's
-    coordinates are its items' entries, flattened item after item (a pair's two arrays in
-    order); ``sizes`` has one entry per differentiated parameter, its items' sizes summed."""
+    """The differentiated parameters as one real vector, and back. A list (or tuple, or dict)
+    parameter's coordinates are its items' entries, flattened item after item (a pair's two
+    arrays in order, a dict's in its ``Param``'s key order: the leaves of
+    :func:`~tests.hardening.people.inputs.value_leaves`, which the oracle's gradient in the
+    same structure is joined by); ``sizes`` has one entry per differentiated parameter, its items' sizes summed."""
 
     def __init__(self, params: tuple[Param, ...], values: list[Any], wrt: tuple[int, ...],
                  promote32: bool) -> None:
@@ -196,8 +198,10 @@ class Reference:
     def _tangent(rng: np.random.Generator, p: Param) -> Any:
         """A tangent (and hvp vector) for parameter ``p``: its dtype for floats and complex
         numbers, float64 for int and bool inputs, a Python float for a Python number; for a
-        list or tuple, a list or tuple of tangents of its items (gradlab takes the argument's
-        structure)."""
+        list or tuple, a list or tuple of tangents of its items, for a dict a dict of them
+        under its keys (gradlab takes the argument's structure)."""
+        if p.is_dict:
+            return {item.name: Reference._tangent(rng, item) for item in p.items}
         if p.is_container:
             items = [Reference._tangent(rng, item) for item in p.items]
             return items if p.dtype == "list" else tuple(items)
@@ -381,7 +385,8 @@ class Reference:
 
         def g(*leaves: Any) -> Any:
             given = iter(leaves)
-            args = [list(v) if isinstance(v, list) else v for v in base]
+            args = [list(v) if isinstance(v, list) else dict(v) if isinstance(v, dict) else v
+                    for v in base]
             for i in self.wrt:
                 args[i] = rebuild(self.params[i], given)
             return self.f(*args)

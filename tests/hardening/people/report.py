@@ -49,25 +49,31 @@ def signature(check: dict[str, Any]) -> str:
 
 #: The constructs of programs whose ``f`` takes a list or tuple argument (``lists.py``).
 LIST_CONSTRUCTS = re.compile(r"^(container: (list|tuple|list of pairs) argument|list argument: )")
+#: The constructs of programs whose ``f`` takes a dict argument (``dicts.py``).
+DICT_CONSTRUCTS = re.compile(r"^(container: dict argument|dict argument: )")
 
 
-def list_argument_counts(checked: list[dict[str, Any]], failing: list[dict[str, Any]]
-                         ) -> list[str]:
+def list_argument_counts(checked: list[dict[str, Any]], failing: list[dict[str, Any]],
+                         constructs: re.Pattern[str] = LIST_CONSTRUCTS,
+                         what: str = "list and tuple arguments") -> list[str]:
     """Programs with a list (or tuple) argument, by construct, with how many fail: the kinds
-    of list and the ways the body reads it."""
+    of list and the ways the body reads it (or, with ``DICT_CONSTRUCTS``, the same of dict
+    arguments, with how many of their checks were refused)."""
     made: collections.Counter[str] = collections.Counter()
     failed: collections.Counter[str] = collections.Counter()
     bad = {r["digest"] for r in failing}
-    programs = [r for r in checked if any(LIST_CONSTRUCTS.match(c) for c in r["constructs"])]
+    programs = [r for r in checked if any(constructs.match(c) for c in r["constructs"])]
     for r in programs:
         for c in r["constructs"]:
-            if LIST_CONSTRUCTS.match(c):
+            if constructs.match(c):
                 made[c] += 1
                 failed[c] += r["digest"] in bad
     if not programs:
         return []
-    lines = ["", f"list and tuple arguments: {len(programs)} programs "
-                 f"({sum(r['digest'] in bad for r in programs)} failing)"]
+    statuses = collections.Counter(c["status"] for r in programs for c in r["checks"])
+    lines = ["", f"{what}: {len(programs)} programs "
+                 f"({sum(r['digest'] in bad for r in programs)} failing); checks: " +
+             ", ".join(f"{s} {n}" for s, n in statuses.most_common())]
     lines += [f"  {n:5d}  ({failed[c]:3d})  {c}" for c, n in sorted(
         made.items(), key=lambda kv: (not kv[0].startswith("container"), -kv[1], kv[0]))]
     return lines
@@ -102,6 +108,7 @@ def summarise(data: list[dict[str, Any]], show: int = 3, reduce: int = 0) -> lis
     lines.append("programs by dialect (failing): " + ", ".join(
         f"{d} {n} ({failing_d[d]})" for d, n in dialects.most_common()))
     lines.extend(list_argument_counts(checked, failing))
+    lines.extend(list_argument_counts(checked, failing, DICT_CONSTRUCTS, "dict arguments"))
     refused = collections.Counter()
     for r in checked:
         for kind in {c["kind"] for c in r["checks"] if c["status"] == "refused"}:
