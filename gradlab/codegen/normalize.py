@@ -867,10 +867,14 @@ class Normalizer(CallableNames):
                     "array"
             if prim == "copy" and res.conversion == "detached":
                 prim = "stop_gradient"
-            elif res.conversion == "detached" and prim in ("stack", "astype"):
+            elif res.conversion == "detached" and prim in ("stack", "astype") or (
+                    res.conversion == "same" and prim == "stack"
+                    and _framework_of(res) == "torch"):
+                # (torch.as_tensor of one tensor is that tensor; of a list, a new tensor of
+                # the values, as torch.tensor's)
                 # torch.tensor([w[1], w[0] * 2.0]): a new tensor of the values, which torch's
                 # autograd cuts from them (as it does a tensor's copy): no gradient flows back
-                made = self._prim(dataclasses.replace(res, conversion="same"), node)[0]
+                made = self._prim(dataclasses.replace(res, conversion=""), node)[0]
                 inner = self._bind_temp("values", made)
                 return Op(OpKind.PRIM, "stop_gradient", [inner], source=res.label), "array"
         word = _prim_word(prim) if prim != "copy" else "array"

@@ -4189,3 +4189,19 @@ def test_torch_sizes_and_masks_from_the_framework_probe(f) -> None:
     hv = torch.func.jvp(torch.func.grad(f), (x,), (v,))[1]
     np.testing.assert_allclose(to_numpy(gradlab.hvp(f)(x, v)), to_numpy(hv), rtol=1e-8,
                                atol=1e-12)
+
+
+def tf_activations(x):
+    return tf.reduce_sum(tf.nn.leaky_relu(x, alpha=0.1) * tf.nn.gelu(x))
+
+
+def test_tensorflows_float32_constants_in_float64_are_no_mismatch() -> None:
+    """TensorFlow computes leaky_relu's alpha in float32 on float64 tensors: its value agrees
+    with the formula to 1e-9 only, which the semantic guard read as another meaning."""
+    require("tensorflow")
+    x = tf.constant(np.linspace(-1.5, 1.2, 12).reshape(3, 4))
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = tf_activations(x)
+    np.testing.assert_allclose(to_numpy(gradlab.grad(tf_activations)(x)),
+                               to_numpy(tape.gradient(y, x)), rtol=1e-7, atol=1e-8)
