@@ -218,6 +218,8 @@ def is_shape_access(node: gast.expr) -> bool:
 _BY_NATURE = {name for name, why in SPEC_NONDIFFERENTIABLE.items() if why not in FROM_CONSTANTS}
 #: Attributes that tell about an array without reading its values.
 _SHAPE_ATTRIBUTES = {"shape", "ndim", "dtype", "size"}
+#: torch's methods that count or measure (``x.numel()``, ``x.size(0)``, ``x.dim()``).
+_SHAPE_METHODS = {"numel", "nelement", "dim", "ndimension", "size"}
 
 
 def value_reads(node: Any) -> set[str]:
@@ -240,7 +242,8 @@ def value_reads(node: Any) -> set[str]:
         func = node.func
         callee = func.id if isinstance(func, gast.Name) else (
             func.attr if isinstance(func, gast.Attribute) else "")
-        if callee in NONDIFF_STATIC or callee in _BY_NATURE:
+        if callee in NONDIFF_STATIC or callee in _BY_NATURE or (
+                isinstance(func, gast.Attribute) and callee in _SHAPE_METHODS):
             return set()
         # a method computes with its receiver too (``x.div(2.0)``, a method without a rule:
         # missed, a chain of two such calls passed a gradient through as a constant)

@@ -257,7 +257,8 @@ TABLE: list[Primitive] = [
     prim("where", "(condition, x, y)", BROADCASTING, no_gradient=("condition",), np="where",
          torch="where", tf="where"),
     prim("clip", "(x, a_min, a_max)", BROADCASTING,
-         np=S("clip", rename={"min": "a_min", "max": "a_max"}),
+         np=S("clip", rename={"min": "a_min", "max": "a_max"},   # NumPy 2.1, JAX: one bound
+              defaults={"a_min": None, "a_max": None}),
          # torch's clamp and NumPy's method take one bound alone (x.clamp(min=0.0))
          torch=S("clamp clip", rename={"min": "a_min", "max": "a_max"},
                  defaults={"a_min": None, "a_max": None}),
@@ -367,7 +368,8 @@ TABLE: list[Primitive] = [
              S("convert_to_tensor", rename={"value": "values"}, conversion="same")]),
     prim("one_hot", "(indices, num_classes, dtype=None)", CREATION,
          nondiff="its values are 0 and 1, placed by integer indices",
-         torch=S("nn.functional.one_hot"), tf="one_hot", jax="nn.one_hot"),
+         torch=S("nn.functional.one_hot"), tf=S("one_hot", rename={"depth": "num_classes"}),
+         jax="nn.one_hot"),
     prim("uniform", "(shape, low=0.0, high=1.0, *, seed=0, dtype=None)", CREATION,
          TENSOR_ONLY, nondiff=RANDOM),
     prim("normal", "(shape, mean=0.0, std=1.0, *, seed=0, dtype=None)", CREATION,

@@ -4205,3 +4205,27 @@ def test_tensorflows_float32_constants_in_float64_are_no_mismatch() -> None:
         y = tf_activations(x)
     np.testing.assert_allclose(to_numpy(gradlab.grad(tf_activations)(x)),
                                to_numpy(tape.gradient(y, x)), rtol=1e-7, atol=1e-8)
+
+
+def jax_one_bound(x):
+    return jnp.sum(jnp.clip(x, min=-0.5) ** 2)
+
+
+def torch_counts(x):
+    return (x * torch.arange(x.numel()).reshape(x.shape)).sum() * x.dim()
+
+
+def tf_one_hot_depth(x):
+    return tf.reduce_sum(tf.one_hot(tf.constant([0, 2, 1]), depth=3, dtype=tf.float64) * x ** 2)
+
+
+@pytest.mark.parametrize("f, framework", [(jax_one_bound, "jax"), (torch_counts, "torch"),
+                                          (tf_one_hot_depth, "tensorflow")])
+def test_framework_spellings_from_the_probe_are_read(f, framework) -> None:
+    """jnp.clip(x, min=...), torch's x.numel() (an integer: no gradient) and tf.one_hot's
+    depth were refused."""
+    require(framework)
+    x = np.array([[0.3, -1.2, 0.5], [0.8, 1.1, -0.4], [0.2, 0.6, -0.9]])
+    want = central_difference(lambda u: float(to_numpy(f(to_framework(u, framework)))), x)
+    np.testing.assert_allclose(to_numpy(gradlab.grad(f)(to_framework(x, framework))), want,
+                               rtol=1e-6, atol=1e-8)
