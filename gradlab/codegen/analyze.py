@@ -193,7 +193,9 @@ def _makes_array(op: Op, arrays: set[str], user_result: UserResult | None = None
     if op.kind is OpKind.USER and user_result is not None:
         return user_result(op.callee, array_arguments(op, arrays))
     if op.kind is OpKind.PRIM:
-        if op.prim in ARRAY_RESULTS or op.prim in ARRAYS_FROM_NUMBERS:
+        # (np.where of numbers too: NumPy computes it, the backend gets it as its own array,
+        # see primal.Emitter._as_written)
+        if op.prim in ARRAY_RESULTS or op.prim in ARRAYS_FROM_NUMBERS or op.prim == "where":
             return True
         if op.prim in INSPECTION:
             return False

@@ -4229,3 +4229,31 @@ def test_framework_spellings_from_the_probe_are_read(f, framework) -> None:
     want = central_difference(lambda u: float(to_numpy(f(to_framework(u, framework)))), x)
     np.testing.assert_allclose(to_numpy(gradlab.grad(f)(to_framework(x, framework))), want,
                                rtol=1e-6, atol=1e-8)
+
+
+# --- fuzz seed 80808: np.where of numbers is computed by NumPy and given to the backend as its
+# own array, but the next NumPy call on it was kept as written (np.sum of a torch tensor
+# crashed); torch.as_tensor of a list of tensors is cut from the graph, as torch.tensor's ------
+def where_of_numbers(x):
+    v = np.reciprocal(2.0)
+    kept = np.logical_not(np.isnan(v))
+    return np.sum(np.where(kept, v, 0.0)) * np.sum(x ** 2) + np.nanmean(v) * x[0]
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_where_of_numbers_then_numpy(framework) -> None:
+    three_modes(where_of_numbers, (), framework)
+
+
+def torch_as_tensor_of_items(w):
+    return torch.sum(torch.as_tensor([w[1], w[0] * 2.0]) ** 2) + torch.sum(w ** 2)
+
+
+def test_torch_as_tensor_of_a_list_is_cut_from_the_graph() -> None:
+    require("torch")
+    w = torch.tensor([0.3, 0.2, -0.5], dtype=torch.float64)
+    v = torch.tensor([1.0, -2.0, 0.5], dtype=torch.float64)
+    np.testing.assert_allclose(to_numpy(gradlab.grad(torch_as_tensor_of_items)(w)),
+                               to_numpy(2 * w), rtol=1e-12)
+    _, t = gradlab.jvp(torch_as_tensor_of_items)(w, v)
+    assert float(t) == pytest.approx(float(torch.sum(2 * w * v)))
