@@ -66,9 +66,13 @@ def number_conversions(fn: ir.Function, act: Activity) -> list[Any]:
     ``s.item()``): the function's value depends on it, so gradlab differentiates through
     it, as differences of the function do; torch's and TensorFlow's autodiff see a constant
     there. Which one the user means is not written in the code: on their tensors such a
-    line is refused (:func:`gradlab.calls.refuse_without_gradient`)."""
+    line is refused (:func:`gradlab.calls.refuse_without_gradient`). A number the function
+    returns as it is (``return float(loss)``) has no other reading: no tensor is left for the
+    framework to differentiate."""
     found = []
     for s in ir.walk(fn.body):
+        if isinstance(s, Assign) and fn.result in s.targets:
+            continue
         if isinstance(s, Assign) and s.op.kind is OpKind.PRIM and s.op.prim == "copy" and \
                 str(s.op.source or "").split(".")[-1] in ("float", "item") and \
                 ir.op_reads(s.op) & act.varied and any(t in act.useful for t in s.targets):
