@@ -222,6 +222,8 @@ _BY_NATURE = {name for name, why in SPEC_NONDIFFERENTIABLE.items() if why not in
 _SHAPE_ATTRIBUTES = {"shape", "ndim", "dtype", "size"}
 #: torch's methods that count or measure (``x.numel()``, ``x.size(0)``, ``x.dim()``).
 _SHAPE_METHODS = {"numel", "nelement", "dim", "ndimension", "size"}
+#: Methods whose result carries no gradient by design: what is computed from it reads none.
+_STOPPING_METHODS = {"detach"}
 
 
 def value_reads(node: Any) -> set[str]:
@@ -245,7 +247,7 @@ def value_reads(node: Any) -> set[str]:
         callee = func.id if isinstance(func, gast.Name) else (
             func.attr if isinstance(func, gast.Attribute) else "")
         if callee in NONDIFF_STATIC or callee in _BY_NATURE or (
-                isinstance(func, gast.Attribute) and callee in _SHAPE_METHODS):
+                isinstance(func, gast.Attribute) and callee in _SHAPE_METHODS | _STOPPING_METHODS):
             return set()
         # a method computes with its receiver too (``x.div(2.0)``, a method without a rule:
         # missed, a chain of two such calls passed a gradient through as a constant)
