@@ -169,16 +169,12 @@ def _numeric(value: Any) -> np.ndarray | None:
 
 def _precision(value: Any) -> float:
     """The relative precision to compare a value in: its dtype's, loosely (the generated code
-    may order a sum differently). TensorFlow computes some float64 functions with constants
-    rounded to float32 (``tf.nn.leaky_relu``'s alpha, 0.1 as 0.10000000149): its float64
-    values agree with the same formula to about 1e-8 only."""
+    may order a sum differently)."""
     name = str(getattr(value, "dtype", "")).rpartition(".")[2]
     if "float16" in name:
         return 2e-2
     if "float32" in name or "complex64" in name:
         return 1e-4
-    if type(value).__module__.startswith("tensorflow"):
-        return 1e-7
     return 1e-9
 
 

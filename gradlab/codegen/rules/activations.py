@@ -53,10 +53,12 @@ def jax_gelu(x, approximate=True):
 
 @spelled("gelu", roots=_TF)
 def tf_gelu(features, approximate=False):
-    """The erf form unless approximate=True."""
+    """The erf form unless approximate=True, with TensorFlow's constants: 1/sqrt(2) and the
+    cubic's 0.044715 rounded to float32 (its float64 values are those of these)."""
     if approximate:
-        return nn_gelu_tanh(features)
-    return nn_gelu_erf(features)
+        cubic = 0.044714998453855515 * features ** 3
+        return 0.5 * features * (1.0 + numpy.tanh(0.7978845608028654 * (features + cubic)))
+    return 0.5 * features * (1.0 + math.erf(features * 0.7071067690849304))
 
 
 @spelled("silu", roots=_TORCH)
@@ -110,7 +112,8 @@ def jax_leaky_relu(x, negative_slope=0.01):
 
 @spelled("leaky_relu", roots=_TF)
 def tf_leaky_relu(features, alpha=0.2):
-    return numpy.where(features > 0, features, alpha * features)
+    """alpha rounded to float32, as TensorFlow computes it for float64 features too."""
+    return numpy.where(features > 0, features, float(numpy.float32(alpha)) * features)
 
 
 @spelled("relu6", roots=_TORCH + _JAX + _TF)
