@@ -1246,23 +1246,7 @@ def _list_signature(draw: Callable[[Any], Any], dialect: str
     name = draw(st.sampled_from(lists.LIST_NAMES[kind]))
     float32 = kind == "arrays" and switches.MIXED_PRECISION and draw(st.integers(0, 7)) == 0
     listp, x_shape = lists.list_param(draw, kind, name, dialect, float32)
-    mode = draw(st.sampled_from(("list", "list", "list", "other", "both")))
-    others: list[Param] = []
-    if x_shape is not None:
-        others.append(Param("x", x_shape, "float64"))
-        if draw(st.integers(0, 3)) == 0:
-            others.append(_param(draw, "y", dialect, False))
-    else:
-        others = [_param(draw, ("x", "y")[k], dialect, k == 0 and mode != "list")
-                  for k in range(draw(st.sampled_from((0, 1, 1, 2))))]
-    if not others:
-        mode = "list"
-    list_first = not others or draw(st.integers(0, 3)) != 0
-    params = (listp, *others) if list_first else (others[0], listp, *others[1:])
-    at_list, at_other = (0, 1) if list_first else (1, 0)
-    wrt = {"list": (at_list,), "other": (at_other,), "both": tuple(sorted((at_list, at_other)))
-           }[mode]
-    return params, wrt
+    return _beside(draw, dialect, listp, x_shape)
 
 
 def _dict_signature(draw: Callable[[Any], Any], dialect: str
@@ -1273,22 +1257,31 @@ def _dict_signature(draw: Callable[[Any], Any], dialect: str
     kind = draw(st.sampled_from(dicts.KINDS + ("nested", "layers")))
     name = draw(st.sampled_from(dicts.DICT_NAMES[kind]))
     dictp, x_shape = dicts.dict_param(draw, kind, name, dialect)
-    mode = draw(st.sampled_from(("dict", "dict", "dict", "other", "both")))
+    return _beside(draw, dialect, dictp, x_shape)
+
+
+def _beside(draw: Callable[[Any], Any], dialect: str, container: Param,
+            x_shape: tuple[int, ...] | None) -> tuple[tuple[Param, ...], tuple[int, ...]]:
+    """A list or dict parameter's signature: the input ``x`` its layers take (or numbers and
+    arrays beside a container without layers), maybe one more parameter, and which are
+    differentiated: the container (most often, as people train weights), the other parameter
+    (the container is a constant), or both."""
+    mode = draw(st.sampled_from(("container", "container", "container", "other", "both")))
     others: list[Param] = []
     if x_shape is not None:
         others.append(Param("x", x_shape, "float64"))
         if draw(st.integers(0, 3)) == 0:
             others.append(_param(draw, "y", dialect, False))
     else:
-        others = [_param(draw, ("x", "y")[k], dialect, k == 0 and mode != "dict")
+        others = [_param(draw, ("x", "y")[k], dialect, k == 0 and mode != "container")
                   for k in range(draw(st.sampled_from((0, 1, 1, 2))))]
     if not others:
-        mode = "dict"
-    dict_first = not others or draw(st.integers(0, 3)) != 0
-    params = (dictp, *others) if dict_first else (others[0], dictp, *others[1:])
-    at_dict, at_other = (0, 1) if dict_first else (1, 0)
-    wrt = {"dict": (at_dict,), "other": (at_other,), "both": tuple(sorted((at_dict, at_other)))
-           }[mode]
+        mode = "container"
+    first = not others or draw(st.integers(0, 3)) != 0
+    params = (container, *others) if first else (others[0], container, *others[1:])
+    at_container, at_other = (0, 1) if first else (1, 0)
+    wrt = {"container": (at_container,), "other": (at_other,),
+           "both": tuple(sorted((at_container, at_other)))}[mode]
     return params, wrt
 
 
