@@ -224,6 +224,9 @@ _SHAPE_ATTRIBUTES = {"shape", "ndim", "dtype", "size"}
 _SHAPE_METHODS = {"numel", "nelement", "dim", "ndimension", "size"}
 #: Methods whose result carries no gradient by design: what is computed from it reads none.
 _STOPPING_METHODS = {"detach"}
+#: Methods named as a builtin that gives no gradient, which cast a tensor instead: torch's
+#: ``x.type(torch.float64)`` is a float64 copy of ``x``, not the builtin ``type``.
+_CASTING_METHODS = {"type"}
 
 
 def value_reads(node: Any) -> set[str]:
@@ -246,8 +249,9 @@ def value_reads(node: Any) -> set[str]:
         func = node.func
         callee = func.id if isinstance(func, gast.Name) else (
             func.attr if isinstance(func, gast.Attribute) else "")
-        if callee in NONDIFF_STATIC or callee in _BY_NATURE or (
-                isinstance(func, gast.Attribute) and callee in _SHAPE_METHODS | _STOPPING_METHODS):
+        method = isinstance(func, gast.Attribute)
+        if callee in NONDIFF_STATIC and not (method and callee in _CASTING_METHODS) or \
+                callee in _BY_NATURE or method and callee in _SHAPE_METHODS | _STOPPING_METHODS:
             return set()
         # a method computes with its receiver too (``x.div(2.0)``, a method without a rule:
         # missed, a chain of two such calls passed a gradient through as a constant)

@@ -398,7 +398,7 @@ TABLE: list[Primitive] = [
          tf="cast dtypes.cast",
          torch_method=[S("double", defaults={"dtype": "float64"}),
                        S("float", defaults={"dtype": "float32"}),
-                       "to"]),
+                       "to", "type"]),
     prim("to_numpy", "(x)", INSPECTION, TENSOR_ONLY, nondiff=STOPPED),
     prim("item", "(x)", INSPECTION, TENSOR_ONLY, nondiff=STOPPED),
     # Python's round(v) and round(v, n), on every backend (see backends.common.builtin_round)

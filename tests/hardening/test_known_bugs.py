@@ -4263,3 +4263,27 @@ def test_torch_as_tensor_of_a_list_is_cut_from_the_graph() -> None:
                                to_numpy(2 * w), rtol=1e-12)
     _, t = gradlab.jvp(torch_as_tensor_of_items)(w, v)
     assert float(t) == pytest.approx(float(torch.sum(2 * w * v)))
+
+
+# --- fuzz seed 11111: torch's x.type(torch.float64), a cast, was read as the builtin type (no
+# gradient: a zero gradient); tf.math.reduce_euclidean_norm of zeros had a NaN tangent -----------
+def torch_cast_by_type(x):
+    return (x.type(torch.float64) ** 2).sum()
+
+
+def test_torch_type_is_a_cast() -> None:
+    require("torch")
+    x = torch.tensor([0.3, -1.2, 0.5], dtype=torch.float64)
+    np.testing.assert_allclose(to_numpy(gradlab.grad(torch_cast_by_type)(x)), to_numpy(2 * x))
+
+
+def tf_norm_of_angles(x):
+    return tf.math.reduce_euclidean_norm(tf.math.angle(tf.math.cosh(x))) + tf.reduce_sum(x)
+
+
+def test_tf_euclidean_norm_of_zeros_has_a_zero_tangent() -> None:
+    require("tensorflow")
+    x = tf.constant([0.3, -0.2, 0.5], tf.float64)
+    _, t = gradlab.jvp(tf_norm_of_angles)(x, tf.ones(3, tf.float64))
+    assert float(t) == pytest.approx(3.0)
+    np.testing.assert_allclose(to_numpy(gradlab.grad(tf_norm_of_angles)(x)), np.ones(3))

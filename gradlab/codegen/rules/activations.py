@@ -308,11 +308,12 @@ def tf_diag_part(input):
 
 @spelled("math.reduce_euclidean_norm", roots=("tensorflow",))
 def tf_reduce_euclidean_norm(input_tensor, axis=None, keepdims=False):
-    """The square root of the sum of squares (over ``axis``, one int)."""
+    """The square root of the sum of squares (over ``axis``, one int): the norm of the
+    entries, whose derivative at zero is zero (a square root's would be infinite)."""
     if axis is None:
         if keepdims:
             gradlab_refuses("reduce_euclidean_norm with keepdims=True needs an axis here")
-        return numpy.sqrt(numpy.sum(input_tensor * input_tensor))
+        return numpy.linalg.norm(numpy.reshape(input_tensor, (-1,)))
     if keepdims:
         return numpy.linalg.norm(input_tensor, axis=axis, keepdims=True)
     return numpy.linalg.norm(input_tensor, axis=axis)
