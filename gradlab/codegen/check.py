@@ -87,8 +87,6 @@ def _refuse_kept_as_written(s: Assign, act: Activity) -> None:
     if not (reads & act.varied) or not flows:
         return
     node = s.op.node
-    if node is not None and not value_reads(node) & act.varied:
-        return         # it reads shapes, or values cut from the graph (x.detach().numpy())
     if s.op.unknown:
         raise NoRuleError(_no_rule_message(s.op.source, s.origin, s.op.callee))
     if isinstance(node, gast.BoolOp):
