@@ -141,7 +141,7 @@ def test_people_programs_draw_dict_arguments(monkeypatch: pytest.MonkeyPatch) ->
     kinds: collections.Counter[str] = collections.Counter()
     reads: collections.Counter[str] = collections.Counter()
 
-    @settings(max_examples=60, deadline=None, database=None, derandomize=True,
+    @settings(max_examples=150, deadline=None, database=None, derandomize=True,
               phases=[Phase.generate], suppress_health_check=list(HealthCheck))
     @given(people_programs())
     def draw(program: PeopleProgram) -> None:
