@@ -258,21 +258,29 @@ def np_cov(m, rowvar=True, bias=False, ddof=None):
 
 @spelled("add.reduce")
 def np_add_reduce(array, axis=0):
+    if numpy.ndim(array) == 0:
+        return array      # (NumPy's reduce of a 0-d value is the value)
     return numpy.sum(array, axis=axis)
 
 
 @spelled("multiply.reduce")
 def np_multiply_reduce(array, axis=0):
+    if numpy.ndim(array) == 0:
+        return array      # (NumPy's reduce of a 0-d value is the value)
     return numpy.prod(array, axis=axis)
 
 
 @spelled("maximum.reduce")
 def np_maximum_reduce(array, axis=0):
+    if numpy.ndim(array) == 0:
+        return array      # (NumPy's reduce of a 0-d value is the value)
     return numpy.max(array, axis=axis)
 
 
 @spelled("minimum.reduce")
 def np_minimum_reduce(array, axis=0):
+    if numpy.ndim(array) == 0:
+        return array      # (NumPy's reduce of a 0-d value is the value)
     return numpy.min(array, axis=axis)
 
 

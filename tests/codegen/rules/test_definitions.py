@@ -134,3 +134,20 @@ def test_diff_of_truth_values_says_where_neighbours_differ(framework) -> None:
     got = gradlab.grad(differences_of_a_mask)(to_framework(S, framework))
     np.testing.assert_allclose(to_numpy(got), central_difference(differences_of_a_mask, S),
                                rtol=1e-6, atol=1e-8)
+
+
+def reductions_of_a_number(x):
+    v = np.arcsin(np.clip(x[0, 0], -0.5, 0.5))
+    return np.polyval([1.0, -2.0, 0.5], np.maximum.reduce(v)) + np.add.reduce(v) * np.multiply.reduce(v) - np.minimum.reduce(v)  # noqa: E501
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_a_ufunc_reduction_of_a_0d_value_is_the_value(framework) -> None:
+    """NumPy's reduce of a 0-d value gives the value; gradlab's sum over axis 0 made it
+    (1,), and the gradient with it (fuzz seed 13131)."""
+    require(framework)
+    x = S[:1, :1].copy()
+    got = gradlab.grad(reductions_of_a_number)(to_framework(x, framework))
+    assert tuple(np.shape(to_numpy(got))) == (1, 1)
+    np.testing.assert_allclose(to_numpy(got), central_difference(reductions_of_a_number, x),
+                               rtol=1e-6, atol=1e-8)
