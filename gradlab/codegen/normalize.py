@@ -862,19 +862,17 @@ class Normalizer(CallableNames):
         prim, bound = res.prim, res.args
         if prim == "array":
             prim, bound = _conversion(bound, self.lists)
-            if prim == "copy" and res.conversion == "same":
+            if prim == "copy" and res.conversion in ("same", "lists_detached"):
                 return Op(OpKind.COPY, args=[self.atom(bound["x"])], style="conversion"), \
                     "array"
             if prim == "copy" and res.conversion == "detached":
                 prim = "stop_gradient"
             elif res.conversion == "detached" and prim in ("stack", "astype") or (
-                    res.conversion == "same" and prim == "stack"
-                    and _framework_of(res) == "torch"):
-                # (torch.as_tensor of one tensor is that tensor; of a list, a new tensor of
-                # the values, as torch.tensor's)
-                # torch.tensor([w[1], w[0] * 2.0]): a new tensor of the values, which torch's
-                # autograd cuts from them (as it does a tensor's copy): no gradient flows back
-                made = self._prim(dataclasses.replace(res, conversion=""), node)[0]
+                    res.conversion == "lists_detached" and prim == "stack"):
+                # torch.tensor([w[1], w[0] * 2.0]), torch.as_tensor of the list too: a new
+                # tensor of the values, which torch's autograd cuts from them (as it does a
+                # tensor's copy): no gradient flows back
+                made = self._prim(dataclasses.replace(res, conversion="same"), node)[0]
                 inner = self._bind_temp("values", made)
                 return Op(OpKind.PRIM, "stop_gradient", [inner], source=res.label), "array"
         word = _prim_word(prim) if prim != "copy" else "array"
@@ -910,7 +908,7 @@ class Normalizer(CallableNames):
         if expanded is not None:
             return expanded, hint
         style = "conversion" if res.prim == "array" and prim == "copy" else "call"
-        if prim == "astype" and res.conversion == "same":
+        if prim == "astype" and res.conversion in ("same", "lists_detached"):
             # np.asarray(x, dtype=...), torch.as_tensor(x, dtype=...): x itself where it has
             # that dtype already, so it may share x's memory (see aliasing.memory_links)
             style = "may_alias"

@@ -91,6 +91,10 @@ class Meaning(ArgumentMapping):
     primitive of the indices a call returns beside the values when an axis is given
     (``torch.max(x, dim=1)`` is ``(values, indices)``); ``arity`` is the number of
     positional arguments this spelling needs to mean the primitive (builtin ``max(a, b)``).
+    ``conversion`` says what converting values gives: ``copy`` a new array (``np.array``),
+    ``same`` the array itself (``np.asarray``), ``detached`` a new tensor cut from the graph
+    (``torch.tensor``), ``lists_detached`` the array itself but, of a list, a new tensor cut
+    from the graph (``torch.as_tensor``).
     """
 
     prim: str

@@ -363,7 +363,7 @@ TABLE: list[Primitive] = [
     prim("array", "(values, dtype=None)", CREATION,
          np=["array", S("asarray asanyarray", conversion="same")],
          torch=[S("tensor", rename={"data": "values"}, conversion="detached"),
-                S("as_tensor", rename={"data": "values"}, conversion="same")],
+                S("as_tensor", rename={"data": "values"}, conversion="lists_detached")],
          tf=[S("constant", rename={"value": "values"}),
              S("convert_to_tensor", rename={"value": "values"}, conversion="same")]),
     prim("one_hot", "(indices, num_classes, dtype=None)", CREATION,
