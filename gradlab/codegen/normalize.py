@@ -823,6 +823,9 @@ class Normalizer(CallableNames):
         if indexed is not None:
             return self.op(indexed)
         if res.kind == "user":
+            if res.receiver is not None:      # x.trace(): the definition takes x first
+                node = gast.Call(func=node.func, args=[res.receiver] + node.args,
+                                 keywords=node.keywords)
             return self._user_call(res, node)
         if res.kind == "opaque":
             return self._opaque_call(res, node)

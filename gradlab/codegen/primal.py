@@ -306,6 +306,8 @@ class _InlineRewriter(gast.NodeTransformer):
         except Exception:
             return node
         if res.kind == "user":
+            if res.receiver is not None:      # x.trace() as np_trace(x)
+                node.args = [res.receiver] + node.args
             node.func = name(self.e.portable_name(res.callee))
             self.user_calls.add(id(node))
             return node

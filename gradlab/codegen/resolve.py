@@ -23,7 +23,7 @@ from .parse import Scope
 from .opaque import framework_function_without_rule, is_opaque_callable
 from .primitives import DIALECT_SENSITIVE, METHODS, PATHS, signature
 from .rules import custom_rule_for, custom_signature, is_custom
-from .rules.definitions import DEFINITIONS, is_definition
+from .rules.definitions import DEFINITIONS, METHOD_DEFINITIONS, is_definition
 
 
 def gives_no_gradient(path: str) -> bool:
@@ -56,6 +56,8 @@ class Resolution:
     args: dict[str, gast.expr] = field(default_factory=dict)   # canonical parameter -> expression
     callee: Any = None
     label: str = ""                                            # how the user spelled it
+    #: the array a method is called on, where a definition stands for it: its first argument
+    receiver: gast.expr | None = None
     #: parameter -> what to apply to it first (``transpose_a=True``)
     transforms: dict[str, Transform] = field(default_factory=dict)
     #: the primitive of the indices returned beside the values (``torch.max(x, dim=1)``)
@@ -192,6 +194,11 @@ class Resolver:
         if name in DIALECT_SENSITIVE:
             self.dialect_used = True
         if meaning is None:
+            definition = METHOD_DEFINITIONS[self.dialect].get(name)
+            if METHOD_DEFINITIONS["numpy"].get(name) is not METHOD_DEFINITIONS["torch"].get(name):
+                self.dialect_used = True       # (x.tril() is torch's; a NumPy array has none)
+            if definition is not None:         # x.trace(): np.trace(x), written out
+                return Resolution("user", callee=definition, label=label, receiver=receiver)
             return Resolution("unknown", label=label)
         args = list(node.args)
         if meaning.varargs and (len(args) > 1 or len(args) == 1 and _is_int_literal(args[0])):

@@ -66,6 +66,10 @@ _TORCH_VAR = dict(defaults={"ddof": 1}, rename={"correction": "ddof"},
                   literals={"unbiased": ("ddof", {True: 1, False: 0})},
                   positional=("x", "axis", "unbiased", "keepdims"))
 
+#: torch's take and index_select, as functions and as methods (the receiver is ``input``)
+_TORCH_TAKE = S("take", rename={"index": "indices"})
+_INDEX_SELECT = S("index_select", positional=("input", "dim", "index"), rename={"index": "indices"})
+
 
 def _unary(name: str, *, nondiff: str = "", np: Any = None, math: Any = None,
            torch: Any = None, tf: Any = None, method: Any = None, linear: tuple[int, ...] = (),
@@ -318,8 +322,14 @@ TABLE: list[Primitive] = [
     prim("flip", "(x, axis=None)", linear=(0,), np="flip",
          torch=S("flip", rename={"dims": "axis"})),
     prim("pad", "(x, pad_width, mode='constant', constant_values=0)", TENSOR_ONLY),
-    prim("take", "(x, indices, axis=None)", TENSOR_ONLY),
-    prim("take_along_axis", "(x, indices, axis)", TENSOR_ONLY),
+    # torch.take reads the flattened input, as np.take without an axis; index_select takes
+    # one axis (tf.gather too, whose axis defaults to 0)
+    prim("take", "(x, indices, axis=None)", linear=(0,), np="take", method=_TORCH_TAKE,
+         torch=[_TORCH_TAKE, _INDEX_SELECT], torch_method=_INDEX_SELECT,
+         tf=S("gather", positional=("params", "indices"), defaults={"axis": 0})),
+    prim("take_along_axis", "(x, indices, axis)", linear=(0,),
+         np=S("take_along_axis", rename={"arr": "x"}), torch="take_along_dim",
+         torch_method="take_along_dim"),
     prim("getitem", "(x, index)", VIEW),
     prim("index_update", "(x, index, values)"),
     prim("index_add", "(x, index, values)"),
@@ -448,6 +458,8 @@ TABLE: list[Primitive] = [
     prim("untile", "(g, x, reps)", HELPER, linear=(0,)),
     prim("unbroadcast_each", "(g, xs)", HELPER, linear=(0,)),
     prim("unrepeat", "(g, x, repeats, axis=None)", HELPER, linear=(0,)),
+    prim("untake", "(g, x, indices, axis=None)", HELPER, linear=(0,)),
+    prim("untake_along_axis", "(g, x, indices, axis)", HELPER, linear=(0,)),
     prim("unconcatenate", "(g, xs, axis=0)", HELPER, linear=(0,)),
     prim("zeros_like_list", "(xs)", HELPER, nondiff=BOOKKEEPING),
     prim("add_lists", "(a, b)", HELPER),

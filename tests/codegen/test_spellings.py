@@ -215,6 +215,9 @@ ROWS = _rows()
 TESTED_ELSEWHERE = {
     "builtin_round": "Python's round takes numbers, and NumPy's arrays have no __round__: "
                      "tests/tensor/backends/test_common.py, test_known_bugs.py (every backend)",
+    "take": "torch's take (flattened) and index_select (one axis) take different samples: "
+            "tests/codegen/rules/test_take.py, every spelling",
+    "take_along_axis": "its indices must fit the array's shape: tests/codegen/rules/test_take.py",
 }
 
 

@@ -225,32 +225,32 @@ def torch_cosine_similarity(x1, x2, dim=1, eps=1e-8):
 
 
 # --- torch and TensorFlow spellings of NumPy's ---------------------------------------------------
-@spelled("lerp", roots=("torch",))
+@spelled("lerp", roots=("torch",), torch_method="lerp")
 def torch_lerp(input, end, weight):
     return input + weight * (end - input)
 
 
-@spelled("frac", roots=("torch",))
+@spelled("frac", roots=("torch",), torch_method="frac")
 def torch_frac(input):
     return input - numpy.where(input >= 0, numpy.floor(input), numpy.ceil(input))
 
 
-@spelled("sgn", roots=("torch",))
+@spelled("sgn", roots=("torch",), torch_method="sgn")
 def torch_sgn(input):
     return numpy.sign(input)
 
 
-@spelled("clamp_min", roots=("torch",))
+@spelled("clamp_min", roots=("torch",), torch_method="clamp_min")
 def torch_clamp_min(input, min):
     return numpy.maximum(input, min)
 
 
-@spelled("clamp_max", roots=("torch",))
+@spelled("clamp_max", roots=("torch",), torch_method="clamp_max")
 def torch_clamp_max(input, max):
     return numpy.minimum(input, max)
 
 
-@spelled("logdet", roots=("torch",))
+@spelled("logdet", roots=("torch",), torch_method="logdet")
 def torch_logdet(input):
     return numpy.log(numpy.linalg.det(input))
 

@@ -39,11 +39,20 @@ _NUMPY_ROOTS = ("numpy", "jax.numpy", "autograd.numpy")
 _SCIPY_ROOTS = ("scipy", "jax.scipy")
 
 
-def spelled(*names: str, roots: tuple[str, ...] = _NUMPY_ROOTS, torch: str = ""
+#: array dialect (``numpy``, which JAX shares, or ``torch``) -> method name -> the definition,
+#: called with the array the method is called on as its first argument (``x.trace()``)
+METHOD_DEFINITIONS: dict[str, dict[str, Callable[..., Any]]] = {"numpy": {}, "torch": {}}
+
+
+def spelled(*names: str, roots: tuple[str, ...] = _NUMPY_ROOTS, torch: str = "",
+            method: str = "", torch_method: str = ""
             ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register a definition under ``names`` in each of ``roots``, and under ``torch``'s
     names (space-separated) where torch's function takes the same arguments in the same
-    order (its keywords may differ: a keyword the definition lacks is refused, not guessed)."""
+    order (its keywords may differ: a keyword the definition lacks is refused, not guessed).
+    ``method`` names the array methods (of NumPy's arrays and torch's tensors alike) and
+    ``torch_method`` the tensor methods it also stands for, the array being the first
+    argument."""
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
         _DEFINED.add(fn)
         for name in names:
@@ -51,6 +60,10 @@ def spelled(*names: str, roots: tuple[str, ...] = _NUMPY_ROOTS, torch: str = ""
                 DEFINITIONS[f"{root}.{name}"] = fn
         for name in torch.split():
             DEFINITIONS[f"torch.{name}"] = fn
+        for dialects, spelled_as in ((("numpy", "torch"), method), (("torch",), torch_method)):
+            for name in spelled_as.split():
+                for dialect in dialects:
+                    METHOD_DEFINITIONS[dialect][name] = fn
         return fn
     return register
 
@@ -64,7 +77,7 @@ def is_definition(obj: Any) -> bool:
 
 
 # --- diagonals and triangles ---------------------------------------------------------------------
-@spelled("diagonal")
+@spelled("diagonal", method="diagonal")
 def np_diagonal(a, offset=0):
     """The entries a[i, i + offset] of the first two axes, as the last axis."""
     if numpy.ndim(a) < 2:
@@ -80,7 +93,7 @@ def np_diagonal(a, offset=0):
     return numpy.moveaxis(a[index - offset, index], 0, -1)
 
 
-@spelled("trace", torch="trace")
+@spelled("trace", torch="trace", method="trace")
 def np_trace(a, offset=0):
     """The sum of the diagonal."""
     return numpy.sum(np_diagonal(a, offset), axis=-1)
@@ -129,12 +142,12 @@ def torch_diagonal(input, offset=0):
     return np_diagonal(input, offset)
 
 
-@spelled(torch="tril")
+@spelled(torch="tril", torch_method="tril")
 def torch_tril(input, diagonal=0):
     return np_tril(input, diagonal)
 
 
-@spelled(torch="triu")
+@spelled(torch="triu", torch_method="triu")
 def torch_triu(input, diagonal=0):
     return np_triu(input, diagonal)
 
@@ -173,7 +186,7 @@ def np_ptp(a, axis=None):
     return numpy.max(a, axis=axis) - numpy.min(a, axis=axis)
 
 
-@spelled("cumprod")
+@spelled("cumprod", method="cumprod")
 def np_cumprod(a, axis=None):
     """Running products, one multiplication per entry along ``axis`` (flattened without)."""
     moved = numpy.reshape(a, (-1,)) if axis is None else numpy.moveaxis(a, axis, 0)
@@ -182,6 +195,27 @@ def np_cumprod(a, axis=None):
         products.append(products[i - 1] * moved[i])
     stacked = numpy.stack(products)
     return stacked if axis is None else numpy.moveaxis(stacked, 0, axis)
+
+
+@spelled(torch="cumprod", torch_method="cumprod")
+def torch_cumprod(input, dim):
+    return np_cumprod(input, dim)
+
+
+@spelled(torch="gather", torch_method="gather")
+def torch_gather(input, dim, index):
+    """torch's gather: along ``dim``, the entries ``index`` picks (np.take_along_axis). On the
+    other axes, nothing broadcasts: an index shorter than the input reads its first entries."""
+    if numpy.ndim(index) != numpy.ndim(input):
+        gradlab_refuses("torch.gather: the index needs as many axes as the input (torch "
+                        "raises too)")
+    for d in range(numpy.ndim(index)):
+        if d != dim % numpy.ndim(index) and index.shape[d] != input.shape[d]:
+            if index.shape[d] > input.shape[d]:
+                gradlab_refuses("torch.gather: the index is longer than the input on an "
+                                "axis other than dim (torch raises too)")
+            input = numpy.take(input, numpy.arange(index.shape[d]), axis=d)
+    return numpy.take_along_axis(input, index, axis=dim)
 
 
 @spelled("polyval")
@@ -312,12 +346,12 @@ def np_column_stack(tup):
     return numpy.concatenate(columns, axis=1)
 
 
-@spelled(torch="diff")
+@spelled(torch="diff", torch_method="diff")
 def torch_diff(input, n=1, dim=-1):
     return np_diff(input, n, dim)
 
 
-@spelled(torch="roll")
+@spelled(torch="roll", torch_method="roll")
 def torch_roll(input, shifts, dims=None):
     return np_roll(input, shifts, dims)
 

@@ -433,6 +433,16 @@ def swapaxes(y, x, axis1, axis2):
     y_dot = gl.swapaxes(x_dot, axis1, axis2)
 
 
+@tangent("take")
+def take(y, x, indices, axis=None):
+    y_dot = gl.take(x_dot, indices, axis)
+
+
+@tangent("take_along_axis")
+def take_along_axis(y, x, indices, axis):
+    y_dot = gl.take_along_axis(x_dot, indices, axis)
+
+
 @tangent("moveaxis")
 def moveaxis(y, x, source, destination):
     y_dot = gl.moveaxis(x_dot, source, destination)
@@ -614,6 +624,16 @@ def untile(y, g, x, reps):
 @tangent("unrepeat")
 def unrepeat(y, g, x, repeats, axis=None):
     y_dot = gl.unrepeat(g_dot, x, repeats, axis)
+
+
+@tangent("untake")
+def untake(y, g, x, indices, axis=None):
+    y_dot = gl.untake(g_dot, x, indices, axis)
+
+
+@tangent("untake_along_axis")
+def untake_along_axis(y, g, x, indices, axis):
+    y_dot = gl.untake_along_axis(g_dot, x, indices, axis)
 
 
 @tangent("unconcatenate")

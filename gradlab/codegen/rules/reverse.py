@@ -541,6 +541,16 @@ def atleast_nd(y, x):
     dx = gl.reshape(dy, gl.shape(x))
 
 
+@adjoint("take")
+def take(y, x, indices, axis=None):
+    dx = gl.untake(dy, x, indices, axis)     # dy added back where each entry was taken from
+
+
+@adjoint("take_along_axis")
+def take_along_axis(y, x, indices, axis):
+    dx = gl.untake_along_axis(dy, x, indices, axis)
+
+
 @adjoint("getitem")
 def getitem(y, x, index):
     dx = gl.index_add(gl.zeros_like(x), index, dy)

@@ -171,6 +171,30 @@ def unrepeat(g: Any, x: Any, repeats: Any, axis: Any = None) -> Any:
     return gl.sum(gl.reshape(g, split), axis=axis + 1)
 
 
+def _positions(x: Any) -> Any:
+    """Each entry's position in the flattened ``x``, shaped like ``x``: taken as ``x`` is, they
+    say where each taken entry came from."""
+    return gl.reshape(gl.arange(gl.size(x)), tuple(gl.shape(x)))
+
+
+def _added_at(g: Any, x: Any, positions: Any) -> Any:
+    """``g``'s entries added up at their flat ``positions`` of an array shaped like ``x``
+    (an entry taken twice gets both gradients)."""
+    flat = gl.reshape(gl.zeros_like(x), (-1,))
+    return gl.reshape(gl.index_add(flat, positions, g), tuple(gl.shape(x)))
+
+
+def untake(g: Any, x: Any, indices: Any, axis: Any = None) -> Any:
+    """The adjoint of ``take``."""
+    return _added_at(g, x, gl.take(_positions(x), indices, axis))
+
+
+def untake_along_axis(g: Any, x: Any, indices: Any, axis: Any) -> Any:
+    """The adjoint of ``take_along_axis``; where ``x`` was broadcast against ``indices``, the
+    copies' gradients add up."""
+    return _added_at(g, x, gl.take_along_axis(_positions(x), indices, axis))
+
+
 def unbroadcast_each(g: Any, xs: Any) -> list[Any]:
     """The adjoint of the builtin ``sum`` of a list: ``g`` summed back to each item's shape
     (``sum([a, b])`` broadcasts a (1,) item against a (3,) one)."""
@@ -424,6 +448,7 @@ def prod_others_jvp(x: Any, x_dot: Any, axis: Any = None) -> Any:
 HELPERS: dict[str, Callable[..., Any]] = dict(
     broadcast_like=broadcast_like, matmul_grad_x=matmul_grad_x, matmul_grad_y=matmul_grad_y,
     inverse_axes=inverse_axes, untile=untile, unrepeat=unrepeat, unconcatenate=unconcatenate,
+    untake=untake, untake_along_axis=untake_along_axis,
     unbroadcast_each=unbroadcast_each,
     zeros_like_list=zeros_like_list, as_list=as_list, imag_adjoint=imag_adjoint,
     angle_adjoint=angle_adjoint, add_lists=add_lists, prod_others=prod_others,
@@ -447,6 +472,8 @@ SIGNATURES = {
     "prod_others_jvp": "(x, x_dot, axis=None)",
     "untile": "(g, x, reps)",
     "unrepeat": "(g, x, repeats, axis=None)",
+    "untake": "(g, x, indices, axis=None)",
+    "untake_along_axis": "(g, x, indices, axis)",
     "unbroadcast_each": "(g, xs)",
     "unconcatenate": "(g, xs, axis=0)",
     "zeros_like_list": "(xs)",

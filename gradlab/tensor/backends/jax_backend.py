@@ -90,7 +90,11 @@ def flip(x: Any, axis: Any = None) -> Any:
 
 def repeat(x: Any, repeats: Any, axis: Any = None) -> Any:
     return jnp.repeat(x, repeats, axis)
-take, take_along_axis, sort = jnp.take, jnp.take_along_axis, jnp.sort
+
+
+def take(x: Any, indices: Any, axis: Any = None) -> Any:
+    return jnp.take(x, jnp.asarray(indices), axis)   # (NumPy's takes a list of indices too)
+take_along_axis, sort = jnp.take_along_axis, jnp.sort
 
 
 def argsort(x: Any, axis: int = -1) -> Any:

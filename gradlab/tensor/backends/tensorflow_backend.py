@@ -420,6 +420,8 @@ def take(x: Any, indices: Any, axis: Any = None) -> Any:
 
 def take_along_axis(x: Any, indices: Any, axis: int) -> Any:
     x = _t(x)
+    if axis is None:     # of the flattened array, as NumPy's
+        x, indices, axis = tf.reshape(x, (-1,)), tf.reshape(indices, (-1,)), 0
     rank = x.shape.rank
     axis %= rank
     idx = _wrap(indices, tf.shape(x, out_type=tf.int64)[axis])
