@@ -91,7 +91,7 @@ def STOPS_GRADIENT(text: str, dialect: str) -> bool:
     ``torch.tensor(x)``, ``tf.constant(x.numpy())``): its framework's autodiff, not finite
     differences, says what the derivative is."""
     return any(s in text for s in (".detach()", ".numpy()")) or (
-        dialect == "torch" and text.startswith("torch.tensor("))
+        dialect == "torch" and text.startswith(("torch.tensor(", "torch.as_tensor(")))
 
 
 def callee(path: str, dialect: str) -> str:

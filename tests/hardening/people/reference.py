@@ -30,11 +30,13 @@ _GRADLAB_STOPS = re.compile(r"gradlab\.(api\.)?stop_gradient\(")
 
 def stops_gradient(source: str, dialect: str) -> bool:
     """Whether the program stops a gradient on purpose (``stop_gradient``, ``x.detach()``,
-    ``torch.tensor(x)`` of a tensor, ``tf.constant(x.numpy())``): then its own framework's
+    ``torch.tensor(x)`` of a tensor, ``torch.as_tensor`` of a list of tensors,
+    ``tf.constant(x.numpy())``): then its own framework's
     autodiff, not finite differences, says what the derivative is."""
     body = source.split("def f(", 1)[-1] if "def f(" in source else source
     return bool(_STOPS.search(source)) or (
-        dialect == "torch" and "torch.tensor(" in body)   # (of x.tolist() too: a new leaf)
+        dialect == "torch" and ("torch.tensor(" in body      # (of x.tolist() too: a new leaf)
+                                or "torch.as_tensor(" in body))   # (of a list: a new leaf)
 
 
 class Unstable(Exception):
