@@ -1026,11 +1026,13 @@ class HVPFunction(JVPFunction):
         key = (framework, device, scalars)
         impl = self._impls.get(key)
         if impl is None:
-            transform = _forward_over(self.gradient, framework if framework != PYTHON
-                                      else "numpy", self.options["optimized"],
-                                      frozenset(s for s in scalars if s.endswith(LIST_MARK)))
+            transform, reverse_fn = _forward_over(
+                self.gradient, framework if framework != PYTHON else "numpy",
+                self.options["optimized"], frozenset(s for s in scalars if s.endswith(LIST_MARK)))
             variant = transform.variant(scalars)
-            free = dict(variant.free)
+            # this gradient's own closed-over values (a closure over another batch shares the
+            # transform, made from the first closure's gradient)
+            free = bind_free(variant.free, reverse_fn)
             free["gl"] = backend(framework, device)
             impl = variant.factory(**free)[variant.name]
             self._impls[key] = impl
@@ -1220,9 +1222,10 @@ def hvp(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True,
     # shown as the gradient is: in torch's reading where NumPy's refused the code (x.std(
     # unbiased=False) in a function that names no framework; see transforms.in_either_dialect)
     shown = "torch" if getattr(g._transform, "dialect", "numpy") == "torch" else "numpy"
-    transform = _forward_over(g, shown, optimized)
+    transform, reverse_fn = _forward_over(g, shown, optimized)
     main = transform.main
-    out = HVPFunction(f, transform, main.source, main.filename, main.name, main.free, g.wrt,
+    out = HVPFunction(f, transform, main.source, main.filename, main.name,
+                      bind_free(main.free, reverse_fn), g.wrt,
                       g.many, "hvp", list(g.params), g.seed_name,
                       {"optimized": optimized, "check": check}, transform.seconds)
     out.value_name = g.value_name
@@ -1231,11 +1234,12 @@ def hvp(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True,
 
 
 def _forward_over(g: GradientFunction, framework: str, optimized: bool,
-                  lists: frozenset[str] = frozenset()) -> ForwardTransform:
+                  lists: frozenset[str] = frozenset()
+                  ) -> tuple[ForwardTransform, Callable[..., Any]]:
     """Forward mode over the gradient code that runs for ``framework``'s inputs: one transform
     per distinct gradient text (inputs whose framework reads the user's code differently get
     a gradient, and so a Hessian, of their own, as do parameters given lists: ``lists``, their
-    marks)."""
+    marks), and that gradient code, whose closed-over values the transform's code takes."""
     reverse_fn = g.implementation(framework, scalars=lists)
     opaque = re.search(r"= gl\.vjp_of\((.*)\)$", g.source, re.MULTILINE)
     if opaque is not None:
@@ -1251,7 +1255,7 @@ def _forward_over(g: GradientFunction, framework: str, optimized: bool,
                                                    f"{reverse_fn.__name__}_jvp",
                                                    value_name=g.value_name)
         _cache[key] = transform
-    return transform
+    return transform, reverse_fn
 
 
 def _checkpoint_option(checkpoint: Any) -> Any:

@@ -15,6 +15,7 @@ transform of the first step, and no step's ``batch`` stays behind.
 """
 from __future__ import annotations
 
+import sys
 import types
 import weakref
 from collections import OrderedDict
@@ -129,7 +130,12 @@ def reverse_key(fn: Any) -> tuple[tuple[Any, ...], list[Any]]:
     the functions ``fn`` calls count with their own closed-over values (kept in the transform:
     when such a function is collected, so is the entry)."""
     anchors: list[Any] = []
-    parts: list[Any] = []
+    # the module counts by identity: the code compiled for the transform reads its globals
+    # (two files with the same text share no transform; equal code objects ignore the file)
+    parts: list[Any] = [("module", id(fn.__globals__), fn.__code__.co_filename)]
+    module = sys.modules.get(fn.__module__ or "")
+    if module is not None and getattr(module, "__dict__", None) is fn.__globals__:
+        anchors.append(module)
     for n in _global_names(fn):
         value = fn.__globals__.get(n)
         if isinstance(value, (types.ModuleType, type)) or callable(value):

@@ -197,7 +197,9 @@ class ForwardTransform:
             fname = program.tangent(self.label, list(self.wrt), scalars, keep)
             transform = also_return(fname, self.value_name) if self.value_name else None
             factory, source, filename = compile_program(program, fname, transform=transform)
-            hit = Variant(factory, source, filename, fname, dict(program.free),
+            # (the values its function closes over stay its own: hvp shares one transform
+            # among the gradients of closures over different values, see api.HVPFunction)
+            hit = Variant(factory, source, filename, fname, unbound(program.free, self.fn),
                           conversions=tuple(program.conversions))
             self.variants[(scalars, dialect)] = hit
             self.dialect_sensitive = self.dialect_sensitive or program.dialect_sensitive

@@ -124,3 +124,34 @@ def test_each_function_computes_with_its_own_closed_over_values(check):
     for k, f in zip((1, 2, 3), fs):
         np.testing.assert_allclose(gradlab.grad(f, check=check)(W), 2 * (k * k * 2) * np.ones(
             (2, 2)))
+
+
+@pytest.mark.parametrize("check", [True, False])
+def test_each_closure_gets_the_hessian_of_its_own_values(check):
+    """hvp shares the gradient's transform among closures over values of one type: each
+    runs with its own batch (the first closure's batch was used for every later one)."""
+    W, V = np.eye(2), np.ones((2, 2))
+    for k in (1.0, 2.0, 3.0):
+        batch = np.full((2, 2), k)
+        f = make_loss(batch)
+        want = gradlab.grad(make_loss(batch))(W + 1e-3 * V)   # linear in W: exact difference
+        want = (want - gradlab.grad(make_loss(batch))(W)) / 1e-3
+        np.testing.assert_allclose(gradlab.hvp(f, check=check)(W, V), want, rtol=1e-6)
+
+
+def test_the_same_text_in_two_modules_reads_each_modules_globals(tmp_path, monkeypatch):
+    """Equal code objects ignore their file: two modules' identical functions (same lines)
+    are two transforms, each reading its own module's globals (grad, jvp and hvp)."""
+    import importlib
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name, g in (("same_text_a", 2.0), ("same_text_b", 10.0)):
+        (tmp_path / f"{name}.py").write_text(
+            f"import numpy as np\nG = {g}\n\n\ndef f(x):\n    return np.sum(G * x ** 2)\n")
+    a, b = importlib.import_module("same_text_a"), importlib.import_module("same_text_b")
+    x, v = np.array([1.0, 2.0]), np.ones(2)
+    for module, g in ((a, 2.0), (b, 10.0)):
+        np.testing.assert_allclose(gradlab.grad(module.f)(x), 2 * g * x)
+        np.testing.assert_allclose(gradlab.grad(module.f).implementation("numpy")(x)[1],
+                                   2 * g * x)
+        np.testing.assert_allclose(gradlab.jvp(module.f)(x, v)[1], 2 * g * 3.0)
+        np.testing.assert_allclose(gradlab.hvp(module.f, check=False)(x, v), 2 * g * v)
