@@ -26,8 +26,8 @@ from .cache import TransformCache, bind_free, fingerprint, reverse_key
 from .codegen.ranks import shape_key, signature_of
 from .codegen.shapes import LIST_MARK, VECTOR_MARK
 from .calls import (dtype_name, explain_call_error, explain_framework_error, generated_line,
-                    refuse_without_gradient, require_seed_shape, require_tangent_shapes,
-                    several_outputs, shape_of)
+                    refuse_without_gradient, require_gradient_per_input, require_seed_shape,
+                    require_tangent_shapes, several_outputs, shape_of)
 from .codegen.parse import parse_function
 from .codegen.primitives import dialect_of
 from .errors import GradlabError
@@ -130,8 +130,10 @@ class GeneratedFunction:
         #: argument layouts (types, shapes, dtypes: guard.layout) whose first call was checked
         #: by the semantic guard (see guard.py); shared by the functions made from one
         #: transform: gradlab's reading of the code is checked once per kind of arguments,
-        #: not once per training step's fresh closure
-        self._checked: set[tuple[Any, ...]] = getattr(transform, "checked", set())
+        #: not once per training step's fresh closure (one with check=False keeps its own:
+        #: a layout it ran unchecked is not checked for the functions that do check)
+        self._checked: set[tuple[Any, ...]] = getattr(transform, "checked", set()) if (
+            self.options.get("check", True)) else set()
         #: argument layouts the guard could not check, and why
         self.unchecked: dict[tuple[Any, ...], str] = getattr(transform, "unchecked", {})
         #: set when the function returns a tuple or list written out: a seed is then needed
@@ -581,6 +583,8 @@ class GradientFunction(GeneratedFunction):
     def _finish(self, value: Any, grads: Any, args: tuple[Any, ...], fw: str) -> Any:
         """What the call returns: the gradients in their inputs' types, and the value when
         asked for."""
+        if self.edited_from is not None:
+            require_gradient_per_input(self, grads, args)
         if self.many and len(self.wrt) == 1:
             grads = (grads,)
         x = args[self.wrt_index] if not self.many and self.wrt_index < len(args) else None
@@ -1192,6 +1196,8 @@ def jvp(f: Callable[..., Any], wrt: Wrt = 0, *, optimized: bool = True,
     if isinstance(f, GeneratedFunction):
         raise GradlabError("jvp of a generated function: use gradlab.hvp for second derivatives")
     names, many, params = _wrt_names(f, wrt)
+    if not isinstance(f, types.FunctionType):
+        parse_function(f)    # says why it cannot be differentiated
     key = ("forward", f.__code__, names, optimized, fingerprint(f), rules_version())
     transform = _cache.get(key)
     if transform is None:

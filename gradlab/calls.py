@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import GradlabError
+from .errors import CallError, GradlabError
 from .rerun import run_original
 
 
@@ -47,14 +47,42 @@ def require_seed_shape(df: Any, seed: Any, value_shape: Any) -> None:
     seed_shape = shape_of(seed)
     if value_shape is None or seed_shape is None or seed_shape == value_shape:
         return
-    if size_of(seed_shape) == 1 and size_of(value_shape) == 1:
-        return
+    if size_of(seed_shape) == 1 and size_of(value_shape) == 1 and len(seed_shape) <= len(
+            value_shape):    # (a number for an output of shape (1,); not (1, 1) for a number:
+        return               # its axes would broadcast into the gradient)
     if None in seed_shape or None in value_shape:   # symbolic sizes (tf.function)
         return
     raise GradlabError(
         f"seed= has shape {seed_shape}, but {getattr(df.fn, '__qualname__', 'the function')} "
         f"returns a value of shape {value_shape}: the seed is the gradient of the output and "
         f"has its shape")
+
+
+def require_gradient_per_input(df: Any, grads: Any, args: tuple[Any, ...]) -> None:
+    """An edited backward pass returns one gradient per ``wrt``, each shaped like its input:
+    a None, a missing gradient or a gradient of another shape would otherwise be broadcast
+    into a plausible array (``return None`` came back as NaN)."""
+    name = getattr(df, "name", "the edited function")
+    several = df.many and len(df.wrt) > 1       # (wrt=(0,): the code returns the one)
+    if several and (not isinstance(grads, (tuple, list)) or len(grads) != len(df.wrt)):
+        count = len(grads) if isinstance(grads, (tuple, list)) else 1
+        raise GradlabError(
+            f"{name} returns {count} value{'s' * (count != 1)}, but it is the gradient with "
+            f"respect to {', '.join(df.wrt)}: return {len(df.wrt)} gradients in that order "
+            f"(return {', '.join('d' + w for w in df.wrt)})")
+    index = {n: i for i, n in enumerate(df.params)}
+    for g, w in zip(grads if several else (grads,), df.wrt):
+        x = args[index[w]] if index.get(w, len(args)) < len(args) else None
+        if x is None or isinstance(x, (list, tuple, dict)) or callable(x):
+            continue     # (containers and models: their own structure, checked where built)
+        if g is None:
+            raise GradlabError(f"{name} returns None as the gradient of {w}: return an array "
+                               f"shaped like {w}")
+        want, got = shape_of(x), shape_of(g)
+        if want is not None and got is not None and want != got and not (
+                got == () and size_of(want) == 1):
+            raise GradlabError(f"{name} returns a gradient of shape {got} for {w}, whose shape "
+                               f"is {want}: the gradient of an input has the input's shape")
 
 
 def explain_call_error(df: Any, error: Exception, args: tuple[Any, ...],
@@ -64,7 +92,7 @@ def explain_call_error(df: Any, error: Exception, args: tuple[Any, ...],
     (found by running the original function for its output's shape). Returns when neither."""
     tb = error.__traceback__
     if isinstance(error, TypeError) and tb is not None and tb.tb_next is None:
-        raise TypeError(f"{error}: {df.name} takes the arguments of "
+        raise CallError(f"{error}: {df.name} takes the arguments of "
                         f"{getattr(df.fn, '__qualname__', 'the function')} "
                         f"({', '.join(df.params)}); the output's gradient, if any, goes in "
                         f"seed=... by keyword") from None
@@ -203,6 +231,22 @@ def _refuse_number_conversions(df: Any, name: str, x: Any) -> None:
         f"on purpose ({'s.detach()' if framework == 'torch' else 'tf.stop_gradient(s)'})")
 
 
+def _refuse_without_numbers(name: str, x: Any) -> None:
+    """Text, None and arrays of Python objects hold no numbers to differentiate with respect
+    to (a string's "gradient" came back as an empty string)."""
+    kind = dtype_name(x) if hasattr(x, "shape") else None
+    if isinstance(x, (str, bytes)) or x is None:
+        what = "None" if x is None else f"a {type(x).__name__} ({x!r:.40})"
+    elif kind in ("object",) or (kind or "").startswith(("str", "bytes", "<U", "<S")):
+        what = f"an array of {kind}"
+    else:
+        return
+    raise GradlabError(f"{name} is {what}: there is nothing to differentiate with respect to. "
+                       f"Name a floating-point argument in wrt= (its index or its name)"
+                       + (", or convert the array: np.asarray(x, dtype=np.float64)"
+                          if kind == "object" else ""))
+
+
 def refuse_without_gradient(df: Any, args: tuple[Any, ...]) -> None:
     """Integer and bool arrays have no gradient of their own dtype (it would be cut to whole
     numbers): refused, as JAX does, with the cast to write. A Python int is promoted: its
@@ -214,6 +258,7 @@ def refuse_without_gradient(df: Any, args: tuple[Any, ...]) -> None:
         if i is None or i >= len(args):
             continue
         x = args[i]
+        _refuse_without_numbers(w, x)
         _refuse_number_conversions(df, w, x)
         if isinstance(x, complex) or (dtype_name(x) or "").startswith("complex"):
             raise GradlabError(

@@ -38,6 +38,11 @@ class BackendError(GradlabError, TypeError):
     """Values from an unsupported type, or from two frameworks in one operation."""
 
 
+class CallError(GradlabError, TypeError):
+    """A generated function called with arguments that do not fit the function differentiated
+    (a TypeError too, as Python's own for a wrong call)."""
+
+
 def gradlab_refuses(message: str) -> None:
     """Raise a :class:`GradlabError` with ``message``. The definitions gradlab writes NumPy
     functions out as (``codegen/rules/definitions.py``) call it, kept as written in the generated

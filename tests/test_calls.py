@@ -99,3 +99,35 @@ def test_a_dict_argument_differentiated_gets_a_dict_gradient():
 def test_a_python_int_is_promoted_and_its_gradient_is_a_float():
     g = gradlab.grad(times_three)(2)
     assert type(g) is float and g == 3.0
+
+
+def with_mode(x, mode):
+    return np.sum(x ** 2) if mode == "sq" else np.sum(x)
+
+
+@pytest.mark.parametrize("value", ["sq", None, np.array([1.0, 2.0], dtype=object)])
+def test_text_none_and_object_arrays_have_nothing_to_differentiate(value):
+    """A str argument named in wrt gave back an empty string as its 'gradient'."""
+    x = np.array([0.5, -1.0])
+    with pytest.raises(gradlab.GradlabError, match="nothing to differentiate"):
+        gradlab.grad(with_mode, wrt=1)(x, value)
+    with pytest.raises(gradlab.GradlabError, match="nothing to differentiate"):
+        gradlab.jvp(with_mode, wrt=1)(x, value, 1.0)
+
+
+@pytest.mark.parametrize("seed", [np.ones(1), np.ones((1, 1))])
+def test_a_seed_with_more_axes_than_a_scalar_output_is_refused(seed):
+    """Its axes broadcast into the gradient: a (3,) input got a (1, 3) gradient."""
+    for check in (True, False):
+        with pytest.raises(gradlab.GradlabError, match="seed= has shape"):
+            gradlab.grad(scaled_sum, check=check)(np.ones(3), seed=seed)
+    np.testing.assert_allclose(gradlab.grad(scaled_sum)(np.ones(3), seed=np.float64(2.0)),
+                               gradlab.grad(scaled_sum)(np.ones(3)) * 2.0)
+
+
+def test_a_call_with_the_wrong_arguments_is_a_gradlab_error_and_a_type_error():
+    df = gradlab.grad(loss)
+    for args in [(np.eye(2),), (np.eye(2), np.ones((3, 2)), 1.0)]:
+        with pytest.raises(gradlab.GradlabError, match="takes the arguments of loss") as info:
+            df(*args)
+        assert isinstance(info.value, TypeError)

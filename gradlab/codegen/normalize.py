@@ -497,6 +497,10 @@ class Normalizer(CallableNames):
             call, label, reverse = call.args[0], "range", True
         if call is not None and label == "range" and isinstance(target, gast.Name):
             return target.id, [self.inline(a) for a in call.args], [], reverse
+        if call is not None and label == "enumerate" and (call.keywords or len(call.args) > 1):
+            raise self.parsed.error(
+                "enumerate with a start: gradlab counts from 0; write enumerate(xs) and use "
+                "k + start where the count is read", node, "enumerate start")
         if call is not None and label == "enumerate" and isinstance(target, gast.Tuple) \
                 and len(target.elts) == 2 and isinstance(target.elts[0], gast.Name) \
                 and _row_target(target.elts[1]) and len(call.args) == 1:

@@ -82,6 +82,34 @@ def _all_names(node: gast.AST) -> set[str]:
     return {n.id for n in trees.walk(node) if isinstance(n, gast.Name)}
 
 
+def _reserved_names() -> dict[str, str]:
+    """Names the generated code gives things of its own, with what they are."""
+    from .rules.definitions import DEFINITIONS
+    reserved = {fn.__name__: f"the name of gradlab's own definition of {path.split('.')[-1]}"
+                for path, fn in DEFINITIONS.items()}
+    reserved[GL] = "the name of the tensor layer in gradlab's generated code (gl.sum, gl.exp)"
+    return reserved
+
+
+def _refuse_reserved_names(parsed: ParsedFunction, fn: Any) -> None:
+    """A user's name equal to one the generated code gives its own things would be shadowed
+    there (``gl = np.exp(x)`` made ``gl = gl.exp(x)``): refused, with the name to change.
+    gradlab's own code and definitions use those names on purpose."""
+    from .rules.definitions import is_definition
+    if is_generated(fn) or is_definition(fn):
+        return
+    reserved = _reserved_names()
+    bound = [(n.id, n) for n in trees.walk(parsed.node) if isinstance(n, gast.Name) and (
+        isinstance(n.ctx, (gast.Store, gast.Param)))]
+    if parsed.node.name in reserved:
+        bound.insert(0, (parsed.node.name, parsed.node))
+    for ident, node in bound:
+        if ident in reserved:
+            raise parsed.error(f"{ident!r} is {reserved[ident]}: give your "
+                               f"{'function' if node is parsed.node else 'variable'} another "
+                               f"name ({ident}_)", node, "reserved name")
+
+
 def normalize_function(fn: Any, dialect: str = "numpy", lists: frozenset[str] = frozenset(),
                        checked: bool = False) -> Unit:
     """The stages run once per user function. ``dialect``: the framework whose meaning array
@@ -89,6 +117,7 @@ def normalize_function(fn: Any, dialect: str = "numpy", lists: frozenset[str] = 
     or tuples (see :data:`.shapes.LIST_MARK`); ``checked``: only to refuse what would differ
     for those lists (a helper's, whose code reads them as whatever it is given)."""
     parsed = parse_function(fn)                                   # parse
+    _refuse_reserved_names(parsed, fn)
     lift_nested_functions(parsed)                                 # normalize: nested defs
     layouts = layouts_of(fn)
     names = Names(_all_names(parsed.node) | {GL} | {

@@ -459,6 +459,7 @@ TABLE: list[Primitive] = [
     prim("unbroadcast_each", "(g, xs)", HELPER, linear=(0,)),
     prim("unrepeat", "(g, x, repeats, axis=None)", HELPER, linear=(0,)),
     prim("untake", "(g, x, indices, axis=None)", HELPER, linear=(0,)),
+    prim("index_written", "(g, index)", HELPER, linear=(0,)),
     prim("untake_along_axis", "(g, x, indices, axis)", HELPER, linear=(0,)),
     prim("unconcatenate", "(g, xs, axis=0)", HELPER, linear=(0,)),
     prim("zeros_like_list", "(xs)", HELPER, nondiff=BOOKKEEPING),

@@ -29,6 +29,7 @@ class EditError(GradlabError):
 def validate(source: str, like: Any) -> ast.FunctionDef:
     """The edited text's main function, or an :class:`EditError` saying what is wrong."""
     _require_generated(like)
+    _require_text(source)
     lines = source.splitlines()
     try:
         tree = ast.parse(source)
@@ -56,6 +57,13 @@ def validate(source: str, like: Any) -> ast.FunctionDef:
                         lines[main.lineno - 1])
     _check_names(tree, like, lines)
     return main
+
+
+def _require_text(source: Any) -> None:
+    if not isinstance(source, str):
+        raise EditError(f"the edited code must be a str (the function's text), not "
+                        f"{type(source).__name__}" + (": decode it first, source.decode()"
+                                                      if isinstance(source, bytes) else ""))
 
 
 def _require_generated(like: Any) -> None:
@@ -100,18 +108,35 @@ def _original_def(like: Any) -> ast.FunctionDef:
     return next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == like.name)
 
 
+def _bound_names(fn: ast.FunctionDef) -> set[str]:
+    """Every name the function binds anywhere in it: its parameters and those of the lambdas
+    and functions nested in it, names assigned, loop and comprehension targets, ``except ...
+    as e``, ``with ... as f``, imports, nested definitions. (Read as one scope: an edit is
+    checked for names that exist nowhere, a typo, not for Python's scoping rules.)"""
+    bound: set[str] = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.arguments):
+            params = node.posonlyargs + node.args + node.kwonlyargs + [
+                a for a in (node.vararg, node.kwarg) if a is not None]
+            bound.update(a.arg for a in params)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            bound.add(node.id)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            bound.update(node.names)
+    return bound
+
+
 def _check_names(tree: ast.Module, like: Any, lines: list[str]) -> None:
     known = set(dir(builtins)) | set(like.fn.__globals__) | set(like._free) | {
         d.name for d in tree.body if isinstance(d, ast.FunctionDef)}
     for fn in (n for n in tree.body if isinstance(n, ast.FunctionDef)):
-        local = {a.arg for a in fn.args.args + fn.args.kwonlyargs}
-        for node in ast.walk(fn):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                local.add(node.id)
-            elif isinstance(node, (ast.For, ast.comprehension)):
-                for t in ast.walk(node.target):
-                    if isinstance(t, ast.Name):
-                        local.add(t.id)
+        local = _bound_names(fn)
         for node in ast.walk(fn):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and (
                     node.id not in local and node.id not in known):
@@ -135,6 +160,7 @@ def recompile(source: str, like: Any) -> Any:
     from ..api import GradientFunction, JVPFunction
     from ..transforms import also_return, functional_twin
     from ..codegen.emit import compile_source, to_source
+    _require_text(source)
     for_containers = _edit_for_containers(source, like)
     if for_containers is not None:
         return for_containers
@@ -228,6 +254,14 @@ def diff(df: Any, edited: Any, generated: str | None = None) -> str:
     """What an edit changed, as a unified diff of the generated and the edited code
     (``generated``: the generated text the edit started from, when not ``df.source``: the
     code specialised for a call's shapes)."""
+    from ..api import GeneratedFunction
+    if not isinstance(df, GeneratedFunction):
+        raise GradlabError(f"diff compares an edit with gradlab's code: its first argument is "
+                           f"the function gradlab.grad (or jvp, hvp) made, not "
+                           f"{getattr(df, '__qualname__', type(df).__name__)!r}")
+    if not isinstance(edited, (str, GeneratedFunction)):
+        raise GradlabError(f"diff(df, edited): edited is the edited text or what "
+                           f"gradlab.recompile made of it, not {type(edited).__name__}")
     new = edited if isinstance(edited, str) else edited.source
     old = df.source if generated is None else generated
     return "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True),

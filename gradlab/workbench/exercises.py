@@ -77,6 +77,9 @@ class Exercise:
         return float(seed) if not shape else seed
 
     def check(self, student_source: str, trials: int = 3) -> Verdict:
+        if not isinstance(trials, int) or trials < 1:
+            raise GradlabError(f"trials= is how many random inputs the answer is checked on: "
+                               f"1 or more, not {trials!r}")
         try:
             student = recompile(student_source, like=self.df)
         except EditError as e:

@@ -19,7 +19,7 @@ import numpy as np
 
 from .display import highlight_html, widgets_available
 from .leafcalls import leaf_call
-from .tracing import Step, TraceReport, Value, trace
+from .tracing import Step, TraceReport, Value, require_generated, trace
 
 #: Arrays with at most this many entries show them all.
 SMALL = 12
@@ -47,13 +47,14 @@ class Row:
 
 
 class Stepper:
-    def __init__(self, df: Any, *args: Any) -> None:
+    def __init__(self, df: Any, *args: Any, **kwargs: Any) -> None:
         self.df = df
-        leaves = leaf_call(df, args)
+        require_generated(df, "step")
+        leaves = leaf_call(df, args, {k: v for k, v in kwargs.items() if k != "seed"})
         #: the code that runs: for container arguments, the code taking their leaves, whose
         #: parameters, seed and value are the rows' names
         self.code = leaves.df if leaves is not None else df
-        self.report: TraceReport = trace(df, keep_values=True)(*args)
+        self.report: TraceReport = trace(df, keep_values=True)(*args, **kwargs)
         self.forward_steps = [s for s in self.report.steps if s.section == "forward"]
         self.steps = self.report.backward()
         self.index = 0
@@ -314,6 +315,7 @@ def _html(v: Value | None, before: Value | None = None, current: bool = False) -
     return f"{html.escape(str(v.shape))} [{', '.join(parts)}]"
 
 
-def step(df: Any, *args: Any) -> Stepper:
-    """Step through ``df``'s backward pass on ``args`` (see :class:`Stepper`)."""
-    return Stepper(df, *args)
+def step(df: Any, *args: Any, **kwargs: Any) -> Stepper:
+    """Step through ``df``'s backward pass on ``args`` (keyword arguments and ``seed=`` as a
+    call of ``df`` takes them; see :class:`Stepper`)."""
+    return Stepper(df, *args, **kwargs)

@@ -7,12 +7,15 @@ assigned names, so what runs is the code the user reads, line for line.
 """
 from __future__ import annotations
 
+import inspect
 import math
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from ..calls import refuse_without_gradient, require_seed_shape, shape_of
+from ..errors import GradlabError
 from ..instrument import instrumented, main_lines
 from .health import is_parameter_tree, parameter_norms
 from .leafcalls import leaf_call
@@ -214,6 +217,46 @@ def tangent_names(fn: Any, df: Any) -> tuple[str, ...]:
     return tuple(n for n in names if n != getattr(df, "seed_name", None))
 
 
+def require_generated(df: Any, tool: str) -> None:
+    """The tools run gradlab's code, shown next to the user's: a plain function has none."""
+    from ..api import GeneratedFunction
+    from ..pytrees import ForContainersOnly
+    if not isinstance(df, (GeneratedFunction, ForContainersOnly)):
+        what = getattr(df, "__qualname__", None) or type(df).__name__
+        raise GradlabError(f"gradlab.{tool} runs the code gradlab made: pass gradlab.grad(f) "
+                           f"(or value_and_grad, jvp, hvp), not {what!r}")
+
+
+def require_call(df: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """The arguments fit the function differentiated (and a jvp's or hvp's call ends with
+    its tangent), said in the user's terms, not as the generated function's TypeError; an
+    integer input is refused as the gradient's own call refuses it."""
+    fn = df.fn
+    primals = args
+    if df.mode in ("jvp", "hvp"):
+        what = "v" if df.mode == "hvp" else "tangent"
+        if not args:
+            raise GradlabError(f"{df.name} takes {fn.__qualname__}'s arguments, then the "
+                               f"{what}: {df.name}(*args, {what})")
+        primals = args[:-1]
+    try:
+        inspect.signature(fn).bind(*primals, **kwargs)
+    except TypeError as e:
+        tail = ", then the tangent" if df.mode == "jvp" else ", then v" if (
+            df.mode == "hvp") else ""
+        raise GradlabError(f"{df.name}: {e}; it takes the arguments of "
+                           f"{fn.__qualname__}{inspect.signature(fn)}{tail}") from None
+    refuse_without_gradient(df, primals)
+
+
+def require_scalar_value(df: Any, value: Any) -> None:
+    """Without a seed the function must return a scalar, as the gradient's own call says."""
+    shape = getattr(value, "shape", ())
+    if shape is not None and any(d != 1 for d in tuple(shape)):
+        raise GradlabError(f"{df.fn.__qualname__} returns a value of shape {tuple(shape)}, not a "
+                           f"scalar: pass its gradient as seed=... (shaped like the output)")
+
+
 class _Stop(Exception):
     """Raised from the recording hook to stop a run past its step budget."""
 
@@ -225,15 +268,19 @@ def trace(df: Any, keep_values: bool = False, limit: int = LIMIT,
     The first ``limit`` steps are recorded in full; later ones are counted by line and only
     checked for NaN/Inf (the first one is still recorded exactly). With ``max_steps`` the run
     stops after that many steps (the report says so): a bound on the time a trace can take."""
+    require_generated(df, "trace")
+
     def run(*args: Any, **kwargs: Any) -> TraceReport:
         seed = kwargs.pop("seed", None)
         leaves = leaf_call(df, args, kwargs)
         if leaves is not None:     # container arguments: the code for their leaves runs
             return trace(leaves.df, keep_values, limit, max_steps)(*leaves.args, seed=seed)
+        require_call(df, args, kwargs)
         args, tangents = split_tangents(df, args)
         steps: list[Step] = []
         omitted: dict[int, int] = {}
-        state: dict[str, Any] = {"count": 0, "late": None}
+        state: dict[str, Any] = {"count": 0, "late": None, "value": None}
+        value_name = getattr(df, "value_name", None)
         fn, source, name = instrumented(df, args + tangents, lambda lineno, values: record(
             lineno, values))
         kwargs.update(zip(tangent_names(fn, df), tangents))
@@ -254,6 +301,8 @@ def trace(df: Any, keep_values: bool = False, limit: int = LIMIT,
 
         def record(lineno: int, values: dict[str, Any]) -> None:
             state["count"] += 1
+            if value_name in values:
+                state["value"] = values[value_name]
             if len(steps) < limit:
                 made = step(lineno, values)
                 if made is not None:
@@ -272,6 +321,12 @@ def trace(df: Any, keep_values: bool = False, limit: int = LIMIT,
             result = fn(*args, **kwargs)
         except _Stop:
             stopped = f"stopped after {max_steps:,} steps (max_steps)"
+        except Exception:
+            if seed is not None and state["value"] is not None:   # a seed of another shape
+                require_seed_shape(df, seed, shape_of(state["value"]))
+            raise
+        if seed is None and getattr(df, "mode", "") != "jvp" and not stopped:
+            require_scalar_value(df, state["value"])
         late = state["late"] if not any(not s.finite for s in steps) else None
         return TraceReport(text, steps, result, state["count"], omitted, late, stopped,
                            getattr(df, "fn", None))

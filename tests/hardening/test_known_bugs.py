@@ -4287,3 +4287,57 @@ def test_tf_euclidean_norm_of_zeros_has_a_zero_tangent() -> None:
     _, t = gradlab.jvp(tf_norm_of_angles)(x, tf.ones(3, tf.float64))
     assert float(t) == pytest.approx(3.0)
     np.testing.assert_allclose(to_numpy(gradlab.grad(tf_norm_of_angles)(x)), np.ones(3))
+
+
+# --- probe of realistic programs (stop 33): an assignment through an index that names an entry
+# twice gave every write a gradient (NumPy keeps the last write); enumerate's start was ignored;
+# a layout run with check=False was taken as checked by later functions that check; jvp of a
+# functools.partial crashed ----------------------------------------------------------------
+def written_twice(x):
+    y = np.zeros(4) + x[2]
+    y[[0, 0, 2]] = x ** 2
+    return np.sum(y ** 2) + np.sum(np.sin(y))
+
+
+def scalar_written_twice(x):
+    y = x * 1.0
+    y[[1, 1]] = x[0] ** 3
+    return np.sum(y ** 2)
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+@pytest.mark.parametrize("f", [written_twice, scalar_written_twice])
+def test_an_entry_written_twice_keeps_the_last_writes_gradient(f, framework) -> None:
+    three_modes(f, (), framework)
+
+
+def counted_from_one(x):
+    return sum(k * xi for k, xi in enumerate(x, start=1))
+
+
+def test_enumerate_with_a_start_is_refused() -> None:
+    with pytest.raises(GradlabError, match="enumerate with a start"):
+        gradlab.grad(counted_from_one)(X3)
+
+
+def added_twice_in_place(x):
+    y = x.copy()
+    y[[0, 0]] += x[1]
+    return np.sum(y)
+
+
+def test_a_layout_run_unchecked_is_still_checked_by_a_function_that_checks() -> None:
+    gradlab.grad(added_twice_in_place, check=False)(X3)
+    with pytest.raises(gradlab.guard.ForwardMismatchError):
+        gradlab.grad(added_twice_in_place)(X3)
+
+
+def scaled_square(w, a=1.0):
+    return np.sum(a * w ** 2)
+
+
+def test_jvp_of_a_partial_is_refused_as_grad_refuses_it() -> None:
+    import functools
+    for transform in (gradlab.grad, gradlab.jvp, gradlab.hvp):
+        with pytest.raises(GradlabError, match="partial"):
+            transform(functools.partial(scaled_square, a=2.0))

@@ -95,3 +95,43 @@ def test_an_edit_error_keeps_its_message_apart_from_its_line():
     assert info.value.message == "syntax error: invalid syntax"
     assert str(info.value) == f"syntax error: invalid syntax (line {info.value.lineno}: " \
                               f"return dW +)"
+
+
+def _squares(x):
+    return np.sum(x ** 2)
+
+
+def test_an_edit_must_return_a_gradient_shaped_like_its_input():
+    """``return None`` came back as NaN, ``dx[:2]`` as a shorter gradient."""
+    df = gradlab.grad(_squares)
+    x = np.array([0.5, -1.0, 2.0])
+    for edit, says in [("return None", "returns None"), ("return dx[:2]", "shape \\(2,\\)")]:
+        edited = gradlab.recompile(df.source.replace("return dx", edit), like=df)
+        with pytest.raises(gradlab.GradlabError, match=says):
+            edited(x)
+
+
+def test_an_edit_may_bind_names_every_way_python_does():
+    """Lambda parameters, ``except ... as e``, nested definitions and positional-only
+    parameters were read as unknown names."""
+    df = gradlab.grad(_squares)
+    x = np.array([0.5, -1.0, 2.0])
+    body = ("    twice = lambda t: 2 * t\n"
+            "    def half(u):\n        return u / 2\n"
+            "    try:\n        dx = twice(half(dx))\n    except ValueError as e:\n"
+            "        print(e)\n    return dx")
+    edited = gradlab.recompile(df.source.replace("    return dx", body), like=df)
+    np.testing.assert_allclose(edited(x), 2 * x)
+
+
+@pytest.mark.parametrize("source", [None, b"def f(x): pass"])
+def test_an_edit_that_is_no_text_is_refused(source):
+    with pytest.raises(gradlab.GradlabError, match="must be a str"):
+        gradlab.recompile(source, like=gradlab.grad(_squares))
+
+
+def test_diff_says_what_it_compares():
+    df = gradlab.grad(_squares)
+    for args in [(df, None), (_squares, df.source)]:
+        with pytest.raises(gradlab.GradlabError, match="diff"):
+            gradlab.diff(*args)

@@ -1,6 +1,8 @@
 """Exercises: write the backward pass yourself and have it checked (gradlab.workbench.exercises)."""
 from __future__ import annotations
 
+import numpy as np
+
 import gradlab
 from tests.workbench.functions import loss, W, X
 
@@ -76,3 +78,15 @@ def test_an_exercise_on_a_params_dict_is_written_and_checked_on_its_leaves():
     assert ex.check(solution).ok
     verdict = ex.check(solution.replace("dparams_W = x.T @ dtotal", "dparams_W = x.T @ dtotal * 2"))
     assert not verdict.ok and verdict.name == "dparams_W"
+
+
+def test_an_answer_checked_on_no_inputs_is_refused():
+    """trials=0 said 'correct' about any answer."""
+    import pytest
+    ex = gradlab.exercise(_exercise_square, np.array([0.5, -1.0]))
+    with pytest.raises(gradlab.GradlabError, match="trials="):
+        ex.check(ex.solution(), trials=0)
+
+
+def _exercise_square(x):
+    return np.sum(x ** 2)

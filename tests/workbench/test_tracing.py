@@ -93,3 +93,32 @@ def test_forward_mode_and_hvp_are_traced_with_their_tangent_last():
         return np.sum(np.tanh(x @ params["W"]) ** 2)
     traced = gradlab.trace(gradlab.jvp(g, "params"))(params, x, {"W": v})
     assert float(np.asarray(traced.result[1])) == float(tangent)
+
+
+def _squares(x):
+    return np.sum(x ** 2)
+
+
+def _squared(x):
+    return x ** 2
+
+
+def test_trace_and_step_check_their_call_as_the_gradient_does():
+    """A plain function, a wrong number of arguments, a non-scalar output without a seed and
+    a seed of another shape: each said in the user's terms (they raised from inside)."""
+    import pytest
+    x = np.array([0.5, -1.0, 2.0])
+    with pytest.raises(gradlab.GradlabError, match="runs the code gradlab made"):
+        gradlab.trace(_squares)
+    with pytest.raises(gradlab.GradlabError, match="takes the arguments of _squares"):
+        gradlab.trace(gradlab.grad(_squares))(x, x)
+    with pytest.raises(gradlab.GradlabError, match="not a\\s+scalar"):
+        gradlab.trace(gradlab.grad(_squared))(x)
+    with pytest.raises(gradlab.GradlabError, match="seed= has shape"):
+        gradlab.trace(gradlab.grad(_squared))(x, seed=np.ones(5))
+    with pytest.raises(gradlab.GradlabError, match="then the tangent"):
+        gradlab.trace(gradlab.jvp(_squares))(x)
+    with pytest.raises(gradlab.GradlabError, match="runs the code gradlab made"):
+        gradlab.step(_squares, x)
+    stepper = gradlab.step(gradlab.grad(_squared), x, seed=np.ones(3))
+    assert stepper.steps

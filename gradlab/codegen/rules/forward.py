@@ -626,6 +626,11 @@ def unrepeat(y, g, x, repeats, axis=None):
     y_dot = gl.unrepeat(g_dot, x, repeats, axis)
 
 
+@tangent("index_written")
+def index_written(y, g, index):
+    y_dot = gl.index_written(g_dot, index)
+
+
 @tangent("untake")
 def untake(y, g, x, indices, axis=None):
     y_dot = gl.untake(g_dot, x, indices, axis)

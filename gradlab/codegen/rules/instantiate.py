@@ -97,6 +97,19 @@ class _IndexByCall(gast.NodeTransformer):
         return gast.Call(func=func, args=[node.value, index_value(node.slice)], keywords=[])
 
 
+class _WrittenOnce(gast.NodeTransformer):
+    """``gl.index_written(dy, index)`` as ``dy[index]`` where the index holds no array of
+    indices (ints, slices, a loop's counter): it cannot name an entry twice."""
+
+    def visit_Call(self, node: gast.Call) -> gast.expr:
+        self.generic_visit(node)
+        func = node.func
+        if isinstance(func, gast.Attribute) and func.attr == "index_written" and isinstance(
+                func.value, gast.Name) and func.value.id == "gl" and len(node.args) == 2:
+            return gast.Subscript(value=node.args[0], slice=node.args[1], ctx=gast.Load())
+        return node
+
+
 def instantiate(rule: Rule, bindings: dict[str, Any], adjoint_of: Callable[[str], str],
                 fresh: Callable[[str], str], active: Callable[[Any], bool],
                 shape_of: Callable[[gast.expr], Any] | None = None, label: str = "",
@@ -161,6 +174,8 @@ class _Filling:
                                     rule.prim in ELEMENTWISE | {"broadcast_to"}).visit(expr)
         if self.index_by_call:
             expr = _IndexByCall().visit(expr)
+        else:
+            expr = _WrittenOnce().visit(expr)
         return expr
 
     def run(self, body: list[gast.stmt]) -> None:

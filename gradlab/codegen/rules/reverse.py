@@ -559,7 +559,8 @@ def getitem(y, x, index):
 @adjoint("index_update")
 def index_update(y, x, index, values):
     dx = gl.index_update(dy, index, 0.0)
-    dvalues = gl.unbroadcast(dy[index], values)
+    dvalues = gl.unbroadcast(gl.index_written(dy, index), values)  # (of an entry written twice:
+                                                                   # the last write's)
 
 
 @adjoint("index_add")

@@ -195,6 +195,36 @@ def untake_along_axis(g: Any, x: Any, indices: Any, axis: Any) -> Any:
     return _added_at(g, x, gl.take_along_axis(_positions(x), indices, axis))
 
 
+def index_written(g: Any, index: Any) -> Any:
+    """``g[index]`` with zeros where a later write through the same index overwrote the entry
+    (NumPy keeps the last one): the gradient of the values ``x[index] = values`` wrote. Only
+    an index holding integer arrays can name an entry twice (``x[[0, 0]] = v``)."""
+    taken = gl.getitem(g, index)
+    if isinstance(g, list) or not _may_repeat(index):
+        return taken
+    positions = gl.getitem(gl.reshape(gl.arange(gl.size(g)), tuple(gl.shape(g))), index)
+    flat = gl.reshape(positions, (-1,))
+    order = gl.argsort(flat)                       # stable: repeats stay in writing order
+    ordered = gl.getitem(flat, order)
+    last_of_run = gl.concatenate([gl.not_equal(ordered[1:], ordered[:-1]),
+                                  gl.ones((1,), dtype="bool")])
+    kept = gl.index_update(gl.zeros(tuple(gl.shape(flat)), dtype="bool"), order, last_of_run)
+    return gl.where(gl.reshape(kept, tuple(gl.shape(positions))), taken, gl.zeros_like(taken))
+
+
+def _may_repeat(index: Any) -> bool:
+    """Whether an index holds an integer array or list (ints, slices, None, ``...`` and
+    boolean masks name each entry once)."""
+    for part in index if isinstance(index, tuple) else (index,):
+        if isinstance(part, (list, tuple)) and part and not all(
+                isinstance(p, bool) for p in part):
+            return True
+        if hasattr(part, "dtype") and getattr(part, "ndim", len(getattr(part, "shape", ()))) \
+                and "bool" not in str(part.dtype):
+            return True
+    return False
+
+
 def unbroadcast_each(g: Any, xs: Any) -> list[Any]:
     """The adjoint of the builtin ``sum`` of a list: ``g`` summed back to each item's shape
     (``sum([a, b])`` broadcasts a (1,) item against a (3,) one)."""
@@ -448,7 +478,7 @@ def prod_others_jvp(x: Any, x_dot: Any, axis: Any = None) -> Any:
 HELPERS: dict[str, Callable[..., Any]] = dict(
     broadcast_like=broadcast_like, matmul_grad_x=matmul_grad_x, matmul_grad_y=matmul_grad_y,
     inverse_axes=inverse_axes, untile=untile, unrepeat=unrepeat, unconcatenate=unconcatenate,
-    untake=untake, untake_along_axis=untake_along_axis,
+    untake=untake, untake_along_axis=untake_along_axis, index_written=index_written,
     unbroadcast_each=unbroadcast_each,
     zeros_like_list=zeros_like_list, as_list=as_list, imag_adjoint=imag_adjoint,
     angle_adjoint=angle_adjoint, add_lists=add_lists, prod_others=prod_others,
@@ -473,6 +503,7 @@ SIGNATURES = {
     "untile": "(g, x, reps)",
     "unrepeat": "(g, x, repeats, axis=None)",
     "untake": "(g, x, indices, axis=None)",
+    "index_written": "(g, index)",
     "untake_along_axis": "(g, x, indices, axis)",
     "unbroadcast_each": "(g, xs)",
     "unconcatenate": "(g, xs, axis=0)",
