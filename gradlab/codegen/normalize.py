@@ -94,6 +94,8 @@ class Normalizer(CallableNames):
         self.out: list[ir.Stmt] = []
         self.origin: ir.Origin | None = None
         self.temporaries: set[str] = set()
+        #: the counters of the loops around the statement read: ints
+        self.counters: set[str] = set()
         self.fields: dict[str, tuple[str, ...]] = {}   # name -> its items' names
         self.items: dict[str, list[ir.Atom]] = {}     # a list written out -> its items
         self.booleans: set[str] = set()                # names that hold booleans
@@ -411,9 +413,13 @@ class Normalizer(CallableNames):
             if isinstance(last, Assign) and last.targets == [target.id]:
                 last.augmented = True   # NumPy and torch change the array in place
         elif isinstance(target, gast.Subscript):
-            if isinstance(node.op, gast.Add):
+            # x[i] += v adds v once to each entry the index names: an index that may name an
+            # entry twice (x[[0, 0]] += v) is read as x[idx] = x[idx] + v, as NumPy computes it,
+            # not as an accumulation (np.add.at)
+            once = self._names_each_entry_once(target.slice)
+            if isinstance(node.op, gast.Add) and once:
                 self._setitem(target, node.value, node, "index_add")
-            elif isinstance(node.op, gast.Sub):
+            elif isinstance(node.op, gast.Sub) and once:
                 self._setitem(target, gast.UnaryOp(op=gast.USub(), operand=node.value), node,
                               "index_add")
             else:
@@ -423,6 +429,25 @@ class Normalizer(CallableNames):
         else:
             raise self.parsed.error("only names and subscripts can be updated in place", node,
                                     "attribute update")
+
+    def _names_each_entry_once(self, index: gast.expr) -> bool:
+        """Whether an index is made of ints, slices, ``None``, ``...`` and the loops' counters
+        (with ints added or subtracted): it cannot name an entry twice."""
+        if isinstance(index, gast.Tuple):
+            return all(self._names_each_entry_once(e) for e in index.elts)
+        if isinstance(index, gast.Slice):
+            return True
+        if isinstance(index, gast.Constant):
+            return index.value is None or index.value is Ellipsis or (
+                isinstance(index.value, int) and not isinstance(index.value, bool))
+        if isinstance(index, gast.Name):
+            return index.id in self.counters
+        if isinstance(index, gast.UnaryOp) and isinstance(index.op, gast.USub):
+            return self._names_each_entry_once(index.operand)
+        if isinstance(index, gast.BinOp) and isinstance(index.op, (gast.Add, gast.Sub)):
+            return self._names_each_entry_once(index.left) and self._names_each_entry_once(
+                index.right)
+        return False
 
     def _expr_stmt(self, node: gast.Expr) -> None:
         value = node.value
@@ -476,8 +501,12 @@ class Normalizer(CallableNames):
                 unpack = gast.Assign(targets=[row], value=gast.Name(row_name, gast.Load(), None,
                                                                       None), type_comment=None)
                 self.stmt(gast.copy_location(unpack, node))
+        fresh_counter = index not in self.counters
+        self.counters.add(index)
         for s in node.body:
             self.stmt(s)
+        if fresh_counter:
+            self.counters.discard(index)
         body, self.out = self.out, saved
         self.emit(ir.For(self.origin, index, range_args, body, reverse=reverse))
 
