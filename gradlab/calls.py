@@ -4,6 +4,7 @@ function takes. Each failure is a clear error naming what to change, never a fai
 the generated code (or, worse, a broadcast into the gradient of something else)."""
 from __future__ import annotations
 
+import inspect
 import linecache
 import re
 from typing import Any
@@ -314,3 +315,33 @@ def several_outputs(name: str, kind: str, count: int) -> str:
             f"each output as seed=(...), e.g. seed=({', '.join(['1.0'] * count)}), to "
             f"differentiate their weighted sum, or differentiate one output as a function of "
             f"its own")
+
+
+def require_call(df: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """The arguments fit the function differentiated (and a jvp's or hvp's call ends with
+    its tangent), said in the user's terms, not as the generated function's TypeError; an
+    integer input is refused as the gradient's own call refuses it."""
+    fn = df.fn
+    primals = args
+    if df.mode in ("jvp", "hvp"):
+        what = "v" if df.mode == "hvp" else "tangent"
+        if not args:
+            raise GradlabError(f"{df.name} takes {fn.__qualname__}'s arguments, then the "
+                               f"{what}: {df.name}(*args, {what})")
+        primals = args[:-1]
+    try:
+        inspect.signature(fn).bind(*primals, **kwargs)
+    except TypeError as e:
+        tail = ", then the tangent" if df.mode == "jvp" else ", then v" if (
+            df.mode == "hvp") else ""
+        raise GradlabError(f"{df.name}: {e}; it takes the arguments of "
+                           f"{fn.__qualname__}{inspect.signature(fn)}{tail}") from None
+    refuse_without_gradient(df, primals)
+
+
+def require_scalar_value(df: Any, value: Any) -> None:
+    """Without a seed the function must return a scalar, as the gradient's own call says."""
+    shape = getattr(value, "shape", ())
+    if shape is not None and any(d != 1 for d in tuple(shape)):
+        raise GradlabError(f"{df.fn.__qualname__} returns a value of shape {tuple(shape)}, not a "
+                           f"scalar: pass its gradient as seed=... (shaped like the output)")

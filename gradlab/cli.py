@@ -26,6 +26,22 @@ def load_function(target: str) -> Any:
     sys.path.insert(0, str(path.parent.resolve()))
     try:
         spec.loader.exec_module(module)
+    except SystemExit as e:
+        raise GradlabError(f"importing {path} ran sys.exit({e.code!r}): put the script's own "
+                           f"work under `if __name__ == \"__main__\":`") from None
+    except BaseException as e:      # (KeyboardInterrupt too: the import is the file's code)
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        line = ""
+        tb = e.__traceback__
+        while tb is not None:         # the last frame in the user's file
+            if tb.tb_frame.f_code.co_filename == str(path) or Path(
+                    tb.tb_frame.f_code.co_filename).resolve() == path.resolve():
+                line = f" (line {tb.tb_lineno})"
+            tb = tb.tb_next
+        if isinstance(e, SyntaxError) and e.lineno:
+            line = f" (line {e.lineno})"
+        raise GradlabError(f"importing {path} failed{line}: {type(e).__name__}: {e}") from None
     finally:
         sys.path.pop(0)
     fn = getattr(module, name, None)

@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .calls import require_call
 from .codegen.emit import compile_source
 from .tensor.detect import common_framework
 from .tensor.registry import backend
@@ -180,6 +181,7 @@ def measure(df: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None
     """Run the generated code these inputs run (the variant specialised for their shapes,
     where one is) once, and count what its forward pass saved: pushes per stack, the first
     value's shape and dtype, bytes per step and in all."""
+    require_call(df, args, kwargs or {})
     variant = df.running_variant(args)
     report = saved_values(variant.source, variant.name)
     stacks = [v.stack for v in report.values]

@@ -3,6 +3,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from gradlab.cli import main
+
 
 def test_cli_prints_backward_code(tmp_path: Path):
     source = tmp_path / "model.py"
@@ -32,3 +36,16 @@ def test_cli_refuses_an_empty_wrt(tmp_path: Path):
                               "--wrt", wrt], capture_output=True, text=True)
         assert out.returncode == 2, (wrt, out.stdout)
         assert "names no parameter" in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("text, says", [
+    ("import numpy as np\ndef f(x):\n    return np.sum(x\n", "SyntaxError"),
+    ("import no_such_module_of_gradlabs\n", "ModuleNotFoundError"),
+    ("import sys\nsys.exit(3)\n", "sys.exit"),
+    ("raise ValueError('boom')\n", "ValueError: boom"),
+])
+def test_a_file_that_fails_to_import_is_reported_not_raised(tmp_path, capsys, text, says):
+    path = tmp_path / "broken_module.py"
+    path.write_text(text)
+    assert main(["grad", f"{path}:f"]) == 2
+    assert says in capsys.readouterr().err

@@ -47,6 +47,9 @@ class GradMagics(Magics):
         the given inputs and shows where it ran and how long it took.
         """
         args = self._arguments(line)
+        if args.exercise and getattr(args, "mode", "reverse") == "forward":
+            raise UsageError("%%grad --exercise is an exercise on the backward pass: drop "
+                             "--mode forward")
         shell: Any = self.shell
         ns = shell.user_ns
         source = shell.transform_cell(cell)

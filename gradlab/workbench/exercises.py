@@ -110,8 +110,8 @@ class Exercise:
 
 def _drawn(example: Any, rng: Any, trial: int, backend: str) -> Any:
     """A random input like ``example``: numbers of its shape and dtype (near it in the first
-    trial), in ``backend``'s arrays; integers, flags and None kept."""
-    if isinstance(example, (int, bool)) or example is None:
+    trial), in ``backend``'s arrays; integers, flags, text and None kept."""
+    if isinstance(example, (int, bool, str, bytes)) or example is None:
         return example
     if isinstance(example, float):
         return float(rng.normal())

@@ -7,14 +7,13 @@ assigned names, so what runs is the code the user reads, line for line.
 """
 from __future__ import annotations
 
-import inspect
 import math
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..calls import refuse_without_gradient, require_seed_shape, shape_of
+from ..calls import require_call, require_scalar_value, require_seed_shape, shape_of
 from ..errors import GradlabError
 from ..instrument import instrumented, main_lines
 from .health import is_parameter_tree, parameter_norms
@@ -225,36 +224,6 @@ def require_generated(df: Any, tool: str) -> None:
         what = getattr(df, "__qualname__", None) or type(df).__name__
         raise GradlabError(f"gradlab.{tool} runs the code gradlab made: pass gradlab.grad(f) "
                            f"(or value_and_grad, jvp, hvp), not {what!r}")
-
-
-def require_call(df: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-    """The arguments fit the function differentiated (and a jvp's or hvp's call ends with
-    its tangent), said in the user's terms, not as the generated function's TypeError; an
-    integer input is refused as the gradient's own call refuses it."""
-    fn = df.fn
-    primals = args
-    if df.mode in ("jvp", "hvp"):
-        what = "v" if df.mode == "hvp" else "tangent"
-        if not args:
-            raise GradlabError(f"{df.name} takes {fn.__qualname__}'s arguments, then the "
-                               f"{what}: {df.name}(*args, {what})")
-        primals = args[:-1]
-    try:
-        inspect.signature(fn).bind(*primals, **kwargs)
-    except TypeError as e:
-        tail = ", then the tangent" if df.mode == "jvp" else ", then v" if (
-            df.mode == "hvp") else ""
-        raise GradlabError(f"{df.name}: {e}; it takes the arguments of "
-                           f"{fn.__qualname__}{inspect.signature(fn)}{tail}") from None
-    refuse_without_gradient(df, primals)
-
-
-def require_scalar_value(df: Any, value: Any) -> None:
-    """Without a seed the function must return a scalar, as the gradient's own call says."""
-    shape = getattr(value, "shape", ())
-    if shape is not None and any(d != 1 for d in tuple(shape)):
-        raise GradlabError(f"{df.fn.__qualname__} returns a value of shape {tuple(shape)}, not a "
-                           f"scalar: pass its gradient as seed=... (shaped like the output)")
 
 
 class _Stop(Exception):

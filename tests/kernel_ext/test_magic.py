@@ -182,6 +182,13 @@ def test_an_exercise_names_its_gradient_only_once_solved(shell):
     assert shell.user_ns["dloss"] is panel.session.active
 
 
+def test_an_exercise_in_forward_mode_is_refused_before_showing_the_answer(shell):
+    """--exercise hides the backward pass; with --mode forward the panel showed the whole
+    tangent code, the answer."""
+    with pytest.raises(UsageError, match="exercise on the backward pass"):
+        shell.run_cell_magic("grad", '--exercise --mode forward --run "W, x, W"', LOSS)
+
+
 # --- small things ---------------------------------------------------------------------------------
 def test_usage_says_the_cell_magic(shell):
     doc = shell.magics_manager.magics["cell"]["grad"].__doc__
