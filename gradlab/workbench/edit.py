@@ -255,11 +255,13 @@ def diff(df: Any, edited: Any, generated: str | None = None) -> str:
     (``generated``: the generated text the edit started from, when not ``df.source``: the
     code specialised for a call's shapes)."""
     from ..api import GeneratedFunction
-    if not isinstance(df, GeneratedFunction):
+    from ..pytrees import ForContainersOnly
+    made = (GeneratedFunction, ForContainersOnly)
+    if not isinstance(df, made):
         raise GradlabError(f"diff compares an edit with gradlab's code: its first argument is "
                            f"the function gradlab.grad (or jvp, hvp) made, not "
                            f"{getattr(df, '__qualname__', type(df).__name__)!r}")
-    if not isinstance(edited, (str, GeneratedFunction)):
+    if not isinstance(edited, (str,) + made):
         raise GradlabError(f"diff(df, edited): edited is the edited text or what "
                            f"gradlab.recompile made of it, not {type(edited).__name__}")
     new = edited if isinstance(edited, str) else edited.source
