@@ -773,6 +773,11 @@ _cache = TransformCache()
 
 
 def _wrt_names(fn: Any, wrt: Wrt) -> tuple[tuple[str, ...], bool, list[str]]:
+    if inspect.isclass(fn):
+        raise GradlabError(f"{fn.__qualname__} is a class: gradlab differentiates functions. "
+                           f"Differentiate a function that calls it (def loss(x): return "
+                           f"{fn.__qualname__}(...)(x)), or a method, as a function of its "
+                           f"arguments")
     try:
         params = list(inspect.signature(fn).parameters)
     except (TypeError, ValueError):
@@ -889,6 +894,11 @@ class JVPFunction(GeneratedFunction):
                ) -> tuple[list[Any], tuple[Any, ...]]:
         """The function's arguments (every parameter, defaults filled in) and the tangents."""
         what = "vector v" if self.mode == "hvp" else "tangent"
+        given = next((k for k in ("tangent", "v", "tangents") if k in kwargs and k not in
+                      self.params), None)
+        if given is not None:
+            raise GradlabError(f"{self.name}: the {what} goes last, by position, not as "
+                               f"{given}=: {self.name}(*args, {what.split()[-1]})")
         if not args:
             raise GradlabError(f"{self.name} takes the arguments of {self.fn.__name__} and then "
                                f"the {what}")

@@ -131,3 +131,17 @@ def test_a_call_with_the_wrong_arguments_is_a_gradlab_error_and_a_type_error():
         with pytest.raises(gradlab.GradlabError, match="takes the arguments of loss") as info:
             df(*args)
         assert isinstance(info.value, TypeError)
+
+
+def test_a_tangent_by_keyword_and_a_class_are_refused_with_what_to_write():
+    x = np.array([0.5, -1.0])
+    with pytest.raises(gradlab.GradlabError, match="goes last, by position"):
+        gradlab.jvp(scaled_sum)(x, tangent=x)
+    with pytest.raises(gradlab.GradlabError, match="goes last, by position"):
+        gradlab.hvp(scaled_sum)(x, v=x)
+
+    class Model:
+        def __init__(self, w):
+            self.w = w
+    with pytest.raises(gradlab.GradlabError, match="is a class"):
+        gradlab.grad(Model)

@@ -241,6 +241,11 @@ def _no_rule_message(label: object, origin: ir.Origin | None, target: object = N
         return (f"gradlab has no derivative rule for the method .{method}(){where}: write it "
                 f"with functions gradlab differentiates, or register a rule for the function "
                 f"the method calls with gradlab.adjoint")
+    if not all(part.isidentifier() for part in str(label).split(".")):
+        # a callable computed in the call itself (getattr(np, "sum")(...)): no name to give
+        return (f"gradlab has no derivative rule for the callable {label}{where}: gradlab "
+                f"reads the function a call names; call it by its name (np.sum(...)), or "
+                f"register a rule for that function with gradlab.adjoint")
     return (f"gradlab has no derivative rule for {label}{where}. Add one with\n"
             f"    @gradlab.adjoint({label})\n"
             f"    def {str(label).split('.')[-1]}_adjoint(result, {args}):\n"

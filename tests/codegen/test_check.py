@@ -72,3 +72,14 @@ def test_a_list_changed_in_place_is_refused_in_reverse_mode_only() -> None:
         gradlab.grad(list_item_set)
     value, tangent = gradlab.jvp(list_item_set)(np.ones(2), 2.0, np.ones(2))
     assert value == 8.0 and tangent == 8.0     # d/dx of sum(2x) + sum(nx), n = 2, along ones
+
+
+def through_getattr(x):
+    return getattr(np, "sum")(x ** 2)
+
+
+def test_a_computed_callable_is_refused_without_a_rule_template_that_cannot_parse() -> None:
+    """The suggestion was ``def getattr(np, 'sum')_adjoint(...)``, not Python."""
+    with pytest.raises(NoRuleError, match="call it by its name") as info:
+        gradlab.grad(through_getattr)(np.ones(2))
+    assert "_adjoint(" not in str(info.value)
