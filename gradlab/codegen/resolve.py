@@ -107,8 +107,8 @@ class Resolver:
             return Resolution("unknown", label=callee_text(func))
         label = ".".join(parts)
         if parts[0] in self.locals:
-            if len(parts) == 2:
-                return self._method(parts[1], node, label)
+            if len(parts) >= 2:        # x.sum(), and x.T.clip(...): a method of x.T
+                return self._method(parts[-1], node, label)
             if len(parts) == 1:        # model(x) with model an argument: known when it runs
                 return Resolution("opaque", label=label)
             return Resolution("unknown", label=label)

@@ -4368,3 +4368,13 @@ def test_jvp_of_a_partial_is_refused_as_grad_refuses_it() -> None:
     for transform in (gradlab.grad, gradlab.jvp, gradlab.hvp):
         with pytest.raises(GradlabError, match="partial"):
             transform(functools.partial(scaled_square, a=2.0))
+
+
+def method_of_a_transpose(x):
+    return np.sum(x.T.clip(-1.0, 1.0) ** 2) + x.T.sum() * 0.5
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_a_method_of_an_attribute_is_read(framework) -> None:
+    """``x.T.clip(-1, 1)`` was a call without a rule (only ``x.clip`` was read)."""
+    three_modes(method_of_a_transpose, (), framework)
