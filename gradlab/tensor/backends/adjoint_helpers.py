@@ -202,8 +202,10 @@ def index_written(g: Any, index: Any) -> Any:
     taken = gl.getitem(g, index)
     if isinstance(g, list) or not _may_repeat(index):
         return taken
-    positions = gl.getitem(gl.reshape(gl.arange(gl.size(g)), tuple(gl.shape(g))), index)
+    positions = gl.getitem(_positions(g), index)
     flat = gl.reshape(positions, (-1,))
+    if gl.size(flat) < 2:
+        return taken
     order = gl.argsort(flat)                       # stable: repeats stay in writing order
     ordered = gl.getitem(flat, order)
     last_of_run = gl.concatenate([gl.not_equal(ordered[1:], ordered[:-1]),
