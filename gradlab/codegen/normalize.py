@@ -432,7 +432,7 @@ class Normalizer(CallableNames):
 
     def _names_each_entry_once(self, index: gast.expr) -> bool:
         """Whether an index is made of ints, slices, ``None``, ``...`` and the loops' counters
-        (with ints added or subtracted): it cannot name an entry twice."""
+        (and integer arithmetic of them, ``i % 3``): it cannot name an entry twice."""
         if isinstance(index, gast.Tuple):
             return all(self._names_each_entry_once(e) for e in index.elts)
         if isinstance(index, gast.Slice):
@@ -444,7 +444,8 @@ class Normalizer(CallableNames):
             return index.id in self.counters
         if isinstance(index, gast.UnaryOp) and isinstance(index.op, gast.USub):
             return self._names_each_entry_once(index.operand)
-        if isinstance(index, gast.BinOp) and isinstance(index.op, (gast.Add, gast.Sub)):
+        if isinstance(index, gast.BinOp) and isinstance(index.op, (
+                gast.Add, gast.Sub, gast.Mult, gast.Mod, gast.FloorDiv)):
             return self._names_each_entry_once(index.left) and self._names_each_entry_once(
                 index.right)
         return False

@@ -3208,15 +3208,23 @@ def trace_of_a_product(A):
     return (A.t() @ A).trace()
 
 
+def lgamma_of_a_product(A):
+    return (A.t() @ A + 3.0).lgamma().sum()
+
+
 def test_no_rule_for_a_method_of_an_expression_says_so_in_python() -> None:
     """A method without a rule on an expression: the refusal suggested
     ``@gradlab.adjoint((A.t() @ A).trace)``, which is no Python (found probing
-    framework-native programs, stop 28). It names the method and what to do instead."""
+    framework-native programs, stop 28). It names the method and what to do instead.
+    (``.trace()`` itself is read as np.trace's definition since stop 33.)"""
     require("torch")
     import torch
-    with pytest.raises(GradlabError, match=r"the method \.trace\(\)") as info:
-        gradlab.grad(trace_of_a_product)(torch.eye(2, dtype=torch.float64))
+    with pytest.raises(GradlabError, match=r"the method \.lgamma\(\)") as info:
+        gradlab.grad(lgamma_of_a_product)(torch.eye(2, dtype=torch.float64))
     assert "adjoint((" not in str(info.value)
+    A = torch.tensor([[1.0, 2.0], [0.5, -1.0]], dtype=torch.float64)
+    np.testing.assert_allclose(to_numpy(gradlab.grad(trace_of_a_product)(A)),
+                               to_numpy(torch.func.grad(trace_of_a_product)(A)))
 
 
 def cosine_of_a_zero_residual(x, w):

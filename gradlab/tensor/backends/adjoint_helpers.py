@@ -221,8 +221,9 @@ def _may_repeat(index: Any) -> bool:
         if isinstance(part, (list, tuple)) and part and not all(
                 isinstance(p, bool) for p in part):
             return True
-        if hasattr(part, "dtype") and getattr(part, "ndim", len(getattr(part, "shape", ()))) \
-                and "bool" not in str(part.dtype):
+        shape = getattr(part, "shape", None)
+        if hasattr(part, "dtype") and shape is not None and len(shape) and (
+                "bool" not in str(part.dtype)):
             return True
     return False
 
