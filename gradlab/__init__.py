@@ -36,7 +36,7 @@ def show(df, *args, backend="numpy", device="cpu", check=False,  # type: ignore[
     """The ``%%grad`` panel for a generated function, from plain Python code."""
     from .kernel_ext.panel import show as _show
     return _show(df, *args, backend=backend, device=device, check=check, exercise=exercise)
-from .errors import BackendError, GradlabError, GradlabSyntaxError, NoRuleError
+from .errors import BackendError, CallError, GradlabError, GradlabSyntaxError, NoRuleError
 from .tensor.dtypes import (bfloat16, bool_, complex64, complex128, float16, float32, float64,
                             int8, int16, int32, int64, uint8)
 
@@ -45,7 +45,7 @@ __version__ = "0.1.0"
 __all__ = [
     "EditError", "ForwardMismatchError", "adjoint", "diff", "exercise", "gradient_norms", "graph",
     "measure", "parameter_norms", "plot_gradient_norms", "plot_parameter_norms", "show", "step", "nondifferentiable", "recompile", "tangent_rule", "trace",
-    "BackendError", "GradlabError", "GradlabSyntaxError", "NoRuleError", "bfloat16", "bool_",
+    "BackendError", "CallError", "GradlabError", "GradlabSyntaxError", "NoRuleError", "bfloat16", "bool_",
     "complex64", "complex128", "float16", "float32", "float64", "grad", "hvp", "insert_grad_of", "jvp",
     "int8", "int16", "int32", "int64", "stop_gradient", "uint8", "value_and_grad",
 ]

@@ -21,6 +21,7 @@ import itertools
 import time
 from typing import Any, Callable
 
+from ..errors import BackendError
 from ..tensor import available_devices, installed_frameworks
 from ..workbench.display import highlight_html, highlight_terminal, widgets_available
 from ..workbench.session import GradSession, RunResult
@@ -597,6 +598,9 @@ def show(df: Any, *args: Any, backend: str = "numpy", device: str = "cpu",
          check: bool = False, exercise: bool = False) -> GradPanel:
     """The ``%%grad`` panel for a generated function, from plain Python (optionally run on
     ``args`` right away; ``exercise=True`` hides the code and lets a student write it)."""
+    from ..tensor.registry import FRAMEWORKS
+    if backend not in FRAMEWORKS:
+        raise BackendError(f"unknown backend {backend!r}; choose one of {', '.join(FRAMEWORKS)}")
     session = GradSession(df, args or None)
     task = None
     if exercise:

@@ -426,3 +426,13 @@ def test_terminal_text_follows_the_colour_settings(panel, monkeypatch):
     assert "\x1b[" not in panel.text()          # pytest's stdout is not a terminal
     coloured = panel.text(color="always")
     assert "\x1b[90m# h = np.tanh(x @ W)" in coloured  # dark grey comments on a light background
+
+
+def test_show_refuses_an_unknown_backend():
+    import pytest
+
+    import gradlab
+    from tests.workbench.functions import loss
+    with pytest.raises(gradlab.BackendError, match="unknown backend 'nope'"):
+        gradlab.show(gradlab.grad(loss), backend="nope")
+    assert issubclass(gradlab.CallError, gradlab.GradlabError)
