@@ -1154,8 +1154,11 @@ def _output_of_original(df: GeneratedFunction, args: Sequence[Any],
     it cannot run on the framework's own (NumPy code given torch tensors, which gradlab runs
     as code written once); None when it fails on both."""
     from .tensor.convert import to_float64_numpy
-    for attempt in (args, [to_float64_numpy(a) for a in args]):
+    tracing = guard.is_tracing(tuple(args))      # (jax.jit: no values to copy to NumPy)
+    for attempt in ((args,) if tracing else (args, None)):
         try:
+            if attempt is None:
+                attempt = [to_float64_numpy(a) for a in args]
             with warnings.catch_warnings():       # only a look: its warnings are not news
                 warnings.simplefilter("ignore")
                 return df.fn(*attempt, **kwargs)

@@ -253,6 +253,8 @@ TABLE: list[Primitive] = [
          torch=["linalg.norm", S("linalg.matrix_norm", defaults={"ord": "fro", "axis": (-2, -1)})],
          tf=S("norm linalg.norm", rename={"tensor": "x"}, defaults={"vector_without_axis": True},
               literals={"ord": ("ord", {"euclidean": None, "fro": None})})),
+    # (running products: what prod's gradient helpers compute products of the others with)
+    prim("cumprod", "(x, axis=None)", TENSOR_ONLY),
     prim("cumsum", "(x, axis=None)", np="cumsum", torch="cumsum",
          tf=S("math.cumsum cumsum", defaults={"axis": 0}),
          method="cumsum", linear=(0,)),

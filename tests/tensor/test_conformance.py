@@ -433,6 +433,7 @@ for _x in (F(3), F(2, 3), F(2, 3, 4), FV(1.5)):
         case(f"atleast_{_n}d", _x, id=f"{_x.fn(np.float64).value.shape}")
 for _axis in (None, 0, -1):
     case("cumsum", F(2, 3, 4), _axis, id=f"axis={_axis}", traced=_axis == -1)
+    case("cumprod", F(2, 3, 4), _axis, id=f"axis={_axis}", traced=_axis == -1)
 case("where", B(3, 4), F(3, 4), F(3, 4, seed=1), id="3x4", traced=True)
 case("where", B(3, 4), F(3, 4), F(4, seed=1), id="broadcast")
 case("where", B(3, 4), F(3, 4), 0.0, id="scalar y")

@@ -156,8 +156,14 @@ class _Filling:
         self.literal = {p: v for p, v in self.values.items() if isinstance(v, gast.Constant)}
         self.literal.update({p: constant(literal_value(v)) for p, v in self.values.items()
                              if not isinstance(v, gast.Constant) and literal_value(v) is not None})
-        # an argument that carries a gradient is a value, so ``a_min is None`` is settled
-        self.not_none = {p for p, v in self.values.items() if p != self.result and active(v)}
+        # an argument that carries a gradient is a value, so ``a_min is None`` is settled; so
+        # is a variable given for a value parameter (np.clip(x, lo, hi): a bound left open is
+        # written None, literally)
+        record = PRIMITIVES.get(rule.prim)
+        values_given = {p for p, v in self.values.items() if record is not None and p in
+                        record.arrays and isinstance(v, gast.Name)}
+        self.not_none = {p for p, v in self.values.items() if p != self.result and active(v)} | (
+            values_given - {self.result})
         self.temps: dict[str, str] = {}
         self.steps: list[Step] = []
         self.covered: set[str] = set()

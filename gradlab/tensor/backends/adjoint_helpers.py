@@ -439,42 +439,91 @@ def index_add(x: Any, index: Any, values: Any) -> Any:
 
 def prod_others(x: Any, axis: Any = None) -> Any:
     """For each entry, the product of the other entries along ``axis`` (all of them for None),
-    shaped like ``x``: ``prod(x) / x`` without dividing by a zero entry. The one zero of a
-    slice gets the product of the rest; with two zeros, every entry gets 0."""
+    shaped like ``x``: the product of those before it times the product of those after it,
+    so no entry is divided by (a zero, an infinity or a NaN entry spoils only the products it
+    is part of, and a product that underflows or overflows as a whole is not divided back)."""
     if isinstance(x, (int, float)):
         return 1.0        # a number is its own product: no other entry
     if gl.ndim(x) == 0:   # so is a 0-d value, over axis 0 or -1 too (as NumPy allows)
         return gl.ones_like(x)
-    zero = gl.equal(x, 0)
-    nonzero = gl.where(zero, gl.ones_like(x), x)
-    rest = gl.prod(nonzero, axis=axis, keepdims=True)
-    zeros = gl.sum(gl.astype(zero, gl.dtype(x)), axis=axis, keepdims=True)
-    lone_zero = gl.logical_and(zero, gl.equal(zeros, 1))
-    return gl.where(gl.equal(zeros, 0), rest / nonzero,
-                    gl.where(lone_zero, rest + gl.zeros_like(x), gl.zeros_like(x)))
+    return _from_last(_products_of_others(_to_last(x, axis)), x, axis)
 
 
 def prod_others_jvp(x: Any, x_dot: Any, axis: Any = None) -> Any:
     """The directional derivative of :func:`prod_others` (forward mode over the gradient of
-    ``prod``), exact at zero entries: each case of how many zeros a slice holds."""
+    ``prod``): for entry i, the sum over j != i of ``x_dot[j]`` times the product of the
+    entries other than i and j, computed without dividing (each pair's product is
+    :func:`prod_others` of the slice with entry i set to 1)."""
     if isinstance(x, (int, float)):
         return 0.0        # the constant 1 of a number
     if gl.ndim(x) == 0:
         return gl.zeros_like(x)
+    n = gl.size(x) if axis is None else 1
+    for a in ((axis,) if isinstance(axis, int) else axis or ()):
+        n *= gl.shape(x)[a]
+    if n > _PAIRWISE_LIMIT:    # n * n products: the division, exact for entries that are
+        return _prod_others_jvp_by_division(x, x_dot, axis)   # finite and not zero
+    xs, ts = _to_last(x, axis), _to_last(x_dot + gl.zeros_like(x), axis)
+    eye = gl.eye(n, dtype="bool")
+    without_i = gl.where(eye, gl.ones_like(xs[..., None, :]), xs[..., None, :])
+    pairs = _products_of_others(without_i)              # [..., i, j]: all but i and j
+    terms = gl.where(eye, gl.zeros_like(pairs), pairs * ts[..., None, :])
+    return _from_last(gl.sum(terms, axis=-1), x, axis)
+
+
+#: the longest slice whose jvp is computed pairwise (n * n products per slice)
+_PAIRWISE_LIMIT = 256
+
+
+def _prod_others_jvp_by_division(x: Any, x_dot: Any, axis: Any) -> Any:
     zero = gl.equal(x, 0)
     nonzero = gl.where(zero, gl.ones_like(x), x)
     rest = gl.prod(nonzero, axis=axis, keepdims=True)
+    others = prod_others(nonzero, axis)                      # of the nonzero entries but i
     zeros = gl.sum(gl.astype(zero, gl.dtype(x)), axis=axis, keepdims=True)
     nothing = gl.zeros_like(x)
     ratio = gl.where(zero, nothing, x_dot / nonzero)
     ratios = gl.sum(ratio, axis=axis, keepdims=True)          # sum of x_dot / x, nonzero x
     zero_dot = gl.sum(gl.where(zero, x_dot, nothing), axis=axis, keepdims=True)
-    none = rest / nonzero * (ratios - ratio)                   # no zero in the slice
-    one = gl.where(zero, rest * ratios, zero_dot * rest / nonzero)
+    none = others * (ratios - ratio)                           # no zero in the slice
+    one = gl.where(zero, rest * ratios, zero_dot * others)
     two = gl.where(zero, (zero_dot - x_dot) * rest, nothing)
     return gl.where(gl.equal(zeros, 0), none,
                     gl.where(gl.equal(zeros, 1), one,
                              gl.where(gl.equal(zeros, 2), two, nothing)))
+
+
+def _products_of_others(v: Any) -> Any:
+    """Along the last axis: the product of the entries before each one times the product of
+    the entries after it."""
+    ones = gl.ones_like(v[..., :1])
+    before = gl.cumprod(gl.concatenate([ones, v[..., :-1]], axis=-1), axis=-1)
+    after = gl.flip(gl.cumprod(gl.flip(gl.concatenate([v[..., 1:], ones], axis=-1), axis=-1),
+                               axis=-1), axis=-1)
+    return before * after
+
+
+def _reduced_axes(x: Any, axis: Any) -> tuple[int, ...]:
+    ndim = gl.ndim(x)
+    if axis is None:
+        return tuple(range(ndim))
+    return tuple(sorted(a % ndim for a in ((axis,) if isinstance(axis, int) else axis)))
+
+
+def _to_last(x: Any, axis: Any) -> Any:
+    """``x`` with ``axis``'s axes (all of them for None) moved to the end as one axis."""
+    axes = _reduced_axes(x, axis)
+    kept = tuple(a for a in range(gl.ndim(x)) if a not in axes)
+    moved = gl.transpose(x, kept + axes)
+    return gl.reshape(moved, tuple(gl.shape(moved))[:len(kept)] + (-1,))
+
+
+def _from_last(v: Any, x: Any, axis: Any) -> Any:
+    """A result laid out as :func:`_to_last` lays out ``x``, shaped like ``x`` again."""
+    axes = _reduced_axes(x, axis)
+    kept = tuple(a for a in range(gl.ndim(x)) if a not in axes)
+    shape = tuple(gl.shape(x)[a] for a in kept + axes)
+    return gl.transpose(gl.reshape(v, shape), inverse_axes(kept + axes))
 
 
 #: helper name -> template, used where a backend has no version of its own

@@ -71,6 +71,7 @@ where, clip = jnp.where, jnp.clip
 sum, mean, prod, max, min, all, any = (jnp.sum, jnp.mean, jnp.prod, jnp.max, jnp.min, jnp.all,
                                        jnp.any)
 var, std, cumsum, argmax, argmin = jnp.var, jnp.std, jnp.cumsum, jnp.argmax, jnp.argmin
+cumprod = jnp.cumprod
 
 
 def logsumexp(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:

@@ -151,7 +151,7 @@ def max(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
 
 def min(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
     return _min_reduce(x, axis, keepdims=keepdims)
-var, std, cumsum = np.var, np.std, np.cumsum
+var, std, cumsum, cumprod = np.var, np.std, np.cumsum, np.cumprod
 
 
 def argmax(x: Any, axis: Any = None, *, keepdims: bool = False) -> Any:

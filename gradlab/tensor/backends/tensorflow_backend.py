@@ -304,6 +304,13 @@ def cumsum(x: Any, axis: Any = None) -> Any:
     return tf.math.cumsum(x, axis=axis)
 
 
+def cumprod(x: Any, axis: Any = None) -> Any:
+    x = _counted(x)
+    if axis is None:
+        return tf.math.cumprod(tf.reshape(x, (-1,)), axis=0)
+    return tf.math.cumprod(x, axis=axis)
+
+
 # --- shapes and indexing -------------------------------------------------------------------
 def reshape(x: Any, shape: Any) -> Any:
     return tf.reshape(_t(x), (shape,) if isinstance(shape, int) else shape)

@@ -288,6 +288,11 @@ def cumsum(x: Any, axis: Any = None) -> Any:
     return torch.cumsum(x.reshape(-1) if axis is None else x, dim=0 if axis is None else axis)
 
 
+def cumprod(x: Any, axis: Any = None) -> Any:
+    x = _tensor(x)
+    return torch.cumprod(x.reshape(-1) if axis is None else x, dim=0 if axis is None else axis)
+
+
 # --- shapes and indexing -------------------------------------------------------------------
 def reshape(x: Any, shape: Any) -> Any:
     return torch.reshape(_as_tensor(x, None), (shape,) if isinstance(shape, int) else shape)
