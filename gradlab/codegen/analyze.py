@@ -58,8 +58,9 @@ class Activity:
     varied: set[str] = field(default_factory=set)
     useful: set[str] = field(default_factory=set)
     arrays: set[str] = field(default_factory=set)
-    #: names assigned by a primitive, which gradlab may hold as a Python number where NumPy has
-    #: a NumPy scalar (``abs`` of a truth value): their ``.size`` and ``.dtype`` are read by ``gl``
+    #: names assigned by a primitive or a helper's call, which gradlab may hold as a Python
+    #: number where NumPy has a NumPy scalar (``abs`` of a truth value): their ``.size`` and
+    #: ``.dtype`` are read by ``gl``
     computed: set[str] = field(default_factory=set)
     #: the loops' counters: ints, which every framework's ``[]`` takes as NumPy's does (an
     #: index naming anything else may be an array of indices: ``rows, cols = np.triu_indices``)
@@ -120,8 +121,9 @@ def analyze(fn: ir.Function, wrt: list[str], arrays: set[str] | None = None,
     may share (default: every array argument's)."""
     stmts = list(ir.walk(fn.body))
     start = set(fn.params) if arrays is None else set(arrays)
-    computed = {t for s in stmts if isinstance(s, Assign) and s.op.kind is OpKind.PRIM
-                for t in _targets(s)}
+    # (a helper of the user's returns what its primitives computed: a number too)
+    computed = {t for s in stmts if isinstance(s, Assign) and s.op.kind in (
+        OpKind.PRIM, OpKind.USER) for t in _targets(s)}
     return Activity(_varied(stmts, set(wrt)), _useful(stmts, fn.result),
                     _arrays(stmts, start, user_result), computed=computed,
                     user_aliases=user_aliases,

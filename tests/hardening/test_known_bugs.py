@@ -4426,3 +4426,29 @@ def test_jax_s_own_error_under_jit_is_the_one_raised() -> None:
     import jax.numpy as jnp
     with pytest.raises(jax.errors.NonConcreteBooleanIndexError):
         jax.jit(gradlab.grad(masked_squares))(jnp.asarray([1.0, -2.0, 3.0]))
+
+
+# --- fuzz seed 18181: a helper's result held as a Python number (tanh of a float on torch and
+# TensorFlow) was indexed as an array (v[None]): TypeError from the generated code -------------
+def helper_tanh(v):
+    return np.tanh(v)
+
+
+def number_from_a_helper_indexed(w):
+    v1 = helper_tanh(w)
+    return v1 * np.squeeze(v1[None], axis=0)
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_a_helpers_number_result_indexed_with_none(framework) -> None:
+    require(framework)
+    g = gradlab.grad(number_from_a_helper_indexed)(0.5)
+    assert float(to_numpy(g)) == pytest.approx(2 * np.tanh(0.5) * (1 - np.tanh(0.5) ** 2))
+    if framework != "numpy":   # a Python number next to another framework's tensor
+        g = gradlab.grad(lambda_free_with_tensor, 1)(to_framework(np.ones(2), framework), 0.5)
+        assert float(to_numpy(g)) == pytest.approx(2 * 2 * np.tanh(0.5) * (1 - np.tanh(0.5) ** 2))
+
+
+def lambda_free_with_tensor(b, w):
+    v1 = helper_tanh(w)
+    return v1 * np.squeeze(v1[None], axis=0) * np.sum(b ** 0)
