@@ -243,9 +243,9 @@ def _no_rule_message(label: object, origin: ir.Origin | None, target: object = N
                 f"the method calls with gradlab.adjoint")
     if not all(part.isidentifier() for part in str(label).split(".")):
         # a callable computed in the call itself (getattr(np, "sum")(...)): no name to give
-        return (f"gradlab has no derivative rule for the callable {label}{where}: gradlab "
-                f"reads the function a call names; call it by its name (np.sum(...)), or "
-                f"register a rule for that function with gradlab.adjoint")
+        return (f"gradlab has no derivative rule for {label}{where}, a callable the call "
+                f"computes: gradlab reads the function a call names; call it by its name "
+                f"(np.sum(...)), or register a rule for that function with gradlab.adjoint")
     return (f"gradlab has no derivative rule for {label}{where}. Add one with\n"
             f"    @gradlab.adjoint({label})\n"
             f"    def {str(label).split('.')[-1]}_adjoint(result, {args}):\n"

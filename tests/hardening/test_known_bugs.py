@@ -4392,7 +4392,7 @@ def test_a_method_of_an_attribute_is_read(framework) -> None:
 # entry, so an underflowing or overflowing product, an inf or a NaN entry spoiled every entry
 # (a silently finite wrong gradient in the underflow case); a failure under jax.jit was hidden
 # by a TracerArrayConversionError from gradlab's look at the original function ---------------
-def product(x):
+def product_of_entries(x):
     return np.prod(x)
 
 
@@ -4408,10 +4408,10 @@ def test_products_of_the_others_divide_by_no_entry(x) -> None:
     want_g = np.asarray(jax.grad(jnp.prod)(jx))
     want_t = float(jax.jvp(jnp.prod, (jx,), (jv,))[1])
     want_h = np.asarray(jax.jvp(jax.grad(jnp.prod), (jx,), (jv,))[1])
-    np.testing.assert_array_equal(gradlab.grad(product)(x), want_g)
-    t = gradlab.jvp(product)(x, v)[1]
+    np.testing.assert_array_equal(gradlab.grad(product_of_entries)(x), want_g)
+    t = gradlab.jvp(product_of_entries)(x, v)[1]
     assert t == want_t or (np.isnan(t) and np.isnan(want_t))
-    got_h = gradlab.hvp(product)(x, v)
+    got_h = gradlab.hvp(product_of_entries)(x, v)
     finite = np.isfinite(want_h)           # (jax's 0 * inf is NaN where the sum is inf)
     np.testing.assert_allclose(got_h[finite], want_h[finite], rtol=1e-12)
 
@@ -4452,3 +4452,19 @@ def test_a_helpers_number_result_indexed_with_none(framework) -> None:
 def lambda_free_with_tensor(b, w):
     v1 = helper_tanh(w)
     return v1 * np.squeeze(v1[None], axis=0) * np.sum(b ** 0)
+
+
+# --- fuzz seed 19191: torch.sign of a truth value gradlab holds as a Python bool (from a
+# Python float input) went to np.sign, which has no loop for bools: a crash ------------------
+def sign_of_a_comparison(x):
+    v = TORCH.tensor(x).amin()
+    return TORCH.sign(v.less_equal(v)) * 1.0 + x * x
+
+
+def test_torch_sign_of_a_bool_held_as_a_number() -> None:
+    require("torch")
+    import torch
+    global TORCH
+    TORCH = torch
+    assert gradlab.grad(sign_of_a_comparison)(0.75) == pytest.approx(1.5)
+    assert gradlab.jvp(sign_of_a_comparison)(0.75, 1.0)[1] == pytest.approx(1.5)

@@ -78,7 +78,10 @@ def scalar_first(name: str, array_fn: Callable[[Any], Any], casts: dict[Any, Any
     def op(x: Any) -> Any:
         if type(x) in numbers:
             if type(x) in _BOOLS and name in _NUMPY_OF_BOOL:   # NumPy's value: in float16
-                return float(_NUMPY_OF_BOOL[name](x))
+                try:
+                    return float(_NUMPY_OF_BOOL[name](x))
+                except TypeError:   # (np.sign has no loop for bools; torch's sign does: 1 or 0)
+                    pass
             try:
                 return scalar_fn(float(x))
             except (ValueError, OverflowError, ZeroDivisionError):
