@@ -209,6 +209,10 @@ def torch_gather(input, dim, index):
     if numpy.ndim(index) != numpy.ndim(input):
         gradlab_refuses("torch.gather: the index needs as many axes as the input (torch "
                         "raises too)")
+    if numpy.ndim(input) == 0:        # torch reads a 0-d tensor as one entry
+        one = numpy.take_along_axis(numpy.reshape(input, (1,)), numpy.reshape(index, (1,)),
+                                    axis=0)
+        return numpy.reshape(one, ())
     for d in range(numpy.ndim(index)):
         if d != dim % numpy.ndim(index) and index.shape[d] != input.shape[d]:
             if index.shape[d] > input.shape[d]:

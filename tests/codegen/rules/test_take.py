@@ -117,3 +117,17 @@ def test_tensorflow_and_jax_spellings_agree_with_differences(framework) -> None:
     f = tf_gathered if framework == "tensorflow" else jnp_taken
     assert_derivatives_are_differences(f, S, framework,
                                        own=lambda u: to_numpy(f(to_framework(u, framework))))
+
+
+def gather_of_a_number(x):
+    s = x.sum()
+    return torch.gather(s, 0, torch.zeros((), dtype=torch.int64)) ** 2 + x.gather(
+        0, torch.tensor([1, 1])).sum()
+
+
+def test_gather_of_a_0_d_tensor_is_its_one_entry() -> None:
+    """torch reads a 0-d tensor as one entry (NumPy's take_along_axis raises): fuzz 21212."""
+    require("torch")
+    x = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64)
+    np.testing.assert_allclose(to_numpy(gradlab.grad(gather_of_a_number)(x)),
+                               to_numpy(torch.func.grad(gather_of_a_number)(x)))
