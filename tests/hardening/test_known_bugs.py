@@ -4468,3 +4468,14 @@ def test_torch_sign_of_a_bool_held_as_a_number() -> None:
     TORCH = torch
     assert gradlab.grad(sign_of_a_comparison)(0.75) == pytest.approx(1.5)
     assert gradlab.jvp(sign_of_a_comparison)(0.75, 1.0)[1] == pytest.approx(1.5)
+
+
+# --- probe of tutorial programs (stop 33): np.clip with bounds given as variables that carry no
+# gradient was refused ("depends on `a_min is None`") --------------------------------------------
+def clipped_squares(x, lo, hi):
+    return np.sum(np.clip(x, lo, hi) ** 2)
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_clip_bounds_given_as_variables(framework) -> None:
+    three_modes(clipped_squares, (-0.5, 1.0), framework)
