@@ -109,9 +109,8 @@ class Resolver:
         if parts[0] in self.locals:
             if len(parts) >= 2:        # x.sum(), and x.T.clip(...): a method of x.T
                 return self._method(parts[-1], node, label)
-            if len(parts) == 1:        # model(x) with model an argument: known when it runs
-                return Resolution("opaque", label=label)
-            return Resolution("unknown", label=label)
+            return Resolution("opaque", label=label)   # model(x), model an argument: known
+                                                       # when it runs
         found, obj = self.scope.lookup(parts[0])
         if not found:
             return Resolution("unknown", label=label)
