@@ -26,8 +26,8 @@ from .cache import TransformCache, bind_free, fingerprint, reverse_key
 from .codegen.ranks import shape_key, signature_of
 from .codegen.shapes import LIST_MARK, VECTOR_MARK
 from .calls import (dtype_name, explain_call_error, explain_framework_error, generated_line,
-                    refuse_without_gradient, require_gradient_per_input, require_seed_shape,
-                    require_tangent_shapes, several_outputs, shape_of)
+                    refuse_without_gradient, require_gradient_per_input, require_scalar_value,
+                    require_seed_shape, require_tangent_shapes, several_outputs, shape_of)
 from .codegen.parse import parse_function
 from .codegen.primitives import dialect_of
 from .errors import GradlabError
@@ -476,7 +476,7 @@ class GradientFunction(GeneratedFunction):
             if twin is run:
                 value, grads = self._run_plain(run, plain, args, kwargs)
             if getattr(value, "shape", ()):
-                _require_scalar(value, self)
+                require_scalar_value(self, value)
             x = args[self.wrt_index]
             dtype = getattr(x, "dtype", None)
             if type(grads) is type(x) and getattr(grads, "dtype", None) is dtype and (
@@ -575,7 +575,7 @@ class GradientFunction(GeneratedFunction):
             value, grads = retried
         if automatic:
             if len(getattr(value, "shape", ())):
-                _require_scalar(value, self)
+                require_scalar_value(self, value)
         elif getattr(seed, "shape", ()) != getattr(value, "shape", ()):
             require_seed_shape(self, seed, shape_of(value))
         return value, grads
@@ -668,17 +668,6 @@ def _as_numpy_numbers(args: Sequence[Any]) -> tuple[Any, ...] | None:
     if not any(type(a) is float or type(a) is int for a in args):
         return None
     return tuple(np.float64(a) if type(a) is float or type(a) is int else a for a in args)
-
-
-def _require_scalar(value: Any, df: GeneratedFunction) -> None:
-    if value is None:
-        return   # an edited gradient that no longer computes the value
-    shape = getattr(value, "shape", ())
-    if shape and any(d != 1 for d in shape):
-        raise GradlabError(
-            f"{getattr(df.fn, '__qualname__', 'the function')} returns a value of shape "
-            f"{tuple(shape)}, not a scalar: pass its gradient as seed=..., e.g. "
-            f"{df.name}(..., seed=ones_like(output))")
 
 
 def refuse_complex_gradient(df: GeneratedFunction, g: Any, x: Any) -> None:
@@ -1154,17 +1143,21 @@ def _output_of_original(df: GeneratedFunction, args: Sequence[Any],
     it cannot run on the framework's own (NumPy code given torch tensors, which gradlab runs
     as code written once); None when it fails on both."""
     from .tensor.convert import to_float64_numpy
-    tracing = guard.is_tracing(tuple(args))      # (jax.jit: no values to copy to NumPy)
-    for attempt in ((args,) if tracing else (args, None)):
-        try:
-            if attempt is None:
-                attempt = [to_float64_numpy(a) for a in args]
-            with warnings.catch_warnings():       # only a look: its warnings are not news
-                warnings.simplefilter("ignore")
-                return df.fn(*attempt, **kwargs)
-        except Exception:
-            continue
-    return None
+
+    def run(values: Sequence[Any]) -> Any:
+        with warnings.catch_warnings():           # only a look: its warnings are not news
+            warnings.simplefilter("ignore")
+            return df.fn(*values, **kwargs)
+    try:
+        return run(args)
+    except Exception:
+        pass
+    if guard.is_tracing(tuple(args)):             # (jax.jit: no values to copy to NumPy)
+        return None
+    try:
+        return run([to_float64_numpy(a) for a in args])
+    except Exception:
+        return None
 
 
 _NUMPY_SCALARS = frozenset((float64, float32))

@@ -132,7 +132,7 @@ def reverse_key(fn: Any) -> tuple[tuple[Any, ...], list[Any]]:
     anchors: list[Any] = []
     # the module counts by identity: the code compiled for the transform reads its globals
     # (two files with the same text share no transform; equal code objects ignore the file)
-    parts: list[Any] = [("module", id(fn.__globals__), fn.__code__.co_filename)]
+    parts: list[Any] = [("module", id(fn.__globals__))]
     module = sys.modules.get(fn.__module__ or "")
     if module is not None and getattr(module, "__dict__", None) is fn.__globals__:
         anchors.append(module)

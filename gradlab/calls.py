@@ -238,7 +238,7 @@ def _refuse_without_numbers(name: str, x: Any) -> None:
     kind = dtype_name(x) if hasattr(x, "shape") else None
     if isinstance(x, (str, bytes)) or x is None:
         what = "None" if x is None else f"a {type(x).__name__} ({x!r:.40})"
-    elif kind in ("object",) or (kind or "").startswith(("str", "bytes", "<U", "<S")):
+    elif kind == "object" or (kind or "").startswith(("str", "bytes")):
         what = f"an array of {kind}"
     else:
         return
@@ -340,8 +340,11 @@ def require_call(df: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None
 
 
 def require_scalar_value(df: Any, value: Any) -> None:
-    """Without a seed the function must return a scalar, as the gradient's own call says."""
-    shape = getattr(value, "shape", ())
-    if shape is not None and any(d != 1 for d in tuple(shape)):
-        raise GradlabError(f"{df.fn.__qualname__} returns a value of shape {tuple(shape)}, not a "
-                           f"scalar: pass its gradient as seed=... (shaped like the output)")
+    """Without a seed the function must return a scalar (None: an edited gradient that no
+    longer computes the value)."""
+    shape = getattr(value, "shape", None)
+    if shape and any(d != 1 for d in tuple(shape)):
+        raise GradlabError(
+            f"{getattr(df.fn, '__qualname__', 'the function')} returns a value of shape "
+            f"{tuple(shape)}, not a scalar: pass its gradient as seed=..., e.g. "
+            f"{df.name}(..., seed=ones_like(output))")

@@ -32,11 +32,10 @@ def load_function(target: str) -> Any:
     except BaseException as e:      # (KeyboardInterrupt too: the import is the file's code)
         if isinstance(e, KeyboardInterrupt):
             raise
-        line = ""
+        line, own = "", path.resolve()
         tb = e.__traceback__
         while tb is not None:         # the last frame in the user's file
-            if tb.tb_frame.f_code.co_filename == str(path) or Path(
-                    tb.tb_frame.f_code.co_filename).resolve() == path.resolve():
+            if Path(tb.tb_frame.f_code.co_filename).resolve() == own:
                 line = f" (line {tb.tb_lineno})"
             tb = tb.tb_next
         if isinstance(e, SyntaxError) and e.lineno:

@@ -18,6 +18,7 @@ import gast
 from ..tensor.backends.promote import FLOAT_FUNCTIONS
 from ..tensor.spec import BOOLEAN, NONDIFFERENTIABLE, PRIMITIVES
 from . import ir, trees
+from .build import indexes_by_array, not_plain_index
 from .callables import CallableNames
 from .expand import expand
 from .ir import Assign, Const, EffectKind, Op, OpKind, as_expr
@@ -413,10 +414,11 @@ class Normalizer(CallableNames):
             if isinstance(last, Assign) and last.targets == [target.id]:
                 last.augmented = True   # NumPy and torch change the array in place
         elif isinstance(target, gast.Subscript):
-            # x[i] += v adds v once to each entry the index names: an index that may name an
-            # entry twice (x[[0, 0]] += v) is read as x[idx] = x[idx] + v, as NumPy computes it,
-            # not as an accumulation (np.add.at)
-            once = self._names_each_entry_once(target.slice)
+            # x[i] += v adds v once to each entry the index names: an index that may hold an
+            # array of indices, so name an entry twice (x[[0, 0]] += v), is read as
+            # x[idx] = x[idx] + v, as NumPy computes it, not as an accumulation (np.add.at)
+            once = not (not_plain_index(target.slice) or indexes_by_array(
+                target.slice, self.counters, frozenset()))
             if isinstance(node.op, gast.Add) and once:
                 self._setitem(target, node.value, node, "index_add")
             elif isinstance(node.op, gast.Sub) and once:
@@ -429,26 +431,6 @@ class Normalizer(CallableNames):
         else:
             raise self.parsed.error("only names and subscripts can be updated in place", node,
                                     "attribute update")
-
-    def _names_each_entry_once(self, index: gast.expr) -> bool:
-        """Whether an index is made of ints, slices, ``None``, ``...`` and the loops' counters
-        (and integer arithmetic of them, ``i % 3``): it cannot name an entry twice."""
-        if isinstance(index, gast.Tuple):
-            return all(self._names_each_entry_once(e) for e in index.elts)
-        if isinstance(index, gast.Slice):
-            return True
-        if isinstance(index, gast.Constant):
-            return index.value is None or index.value is Ellipsis or (
-                isinstance(index.value, int) and not isinstance(index.value, bool))
-        if isinstance(index, gast.Name):
-            return index.id in self.counters
-        if isinstance(index, gast.UnaryOp) and isinstance(index.op, gast.USub):
-            return self._names_each_entry_once(index.operand)
-        if isinstance(index, gast.BinOp) and isinstance(index.op, (
-                gast.Add, gast.Sub, gast.Mult, gast.Mod, gast.FloorDiv)):
-            return self._names_each_entry_once(index.left) and self._names_each_entry_once(
-                index.right)
-        return False
 
     def _expr_stmt(self, node: gast.Expr) -> None:
         value = node.value

@@ -18,6 +18,7 @@ order, by a function or method of this module that calls the module doing the wo
 from __future__ import annotations
 
 import copy
+import functools
 import types
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -82,6 +83,7 @@ def _all_names(node: gast.AST) -> set[str]:
     return {n.id for n in trees.walk(node) if isinstance(n, gast.Name)}
 
 
+@functools.lru_cache(maxsize=1)
 def _reserved_names() -> dict[str, str]:
     """Names the generated code gives things of its own, with what they are."""
     from .rules.definitions import DEFINITIONS

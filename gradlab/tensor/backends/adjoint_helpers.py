@@ -458,8 +458,8 @@ def prod_others_jvp(x: Any, x_dot: Any, axis: Any = None) -> Any:
         return 0.0        # the constant 1 of a number
     if gl.ndim(x) == 0:
         return gl.zeros_like(x)
-    n = gl.size(x) if axis is None else 1
-    for a in ((axis,) if isinstance(axis, int) else axis or ()):
+    n = 1
+    for a in _reduced_axes(x, axis):
         n *= gl.shape(x)[a]
     if n > _PAIRWISE_LIMIT:    # n * n products: the division, exact for entries that are
         return _prod_others_jvp_by_division(x, x_dot, axis)   # finite and not zero
@@ -510,20 +510,26 @@ def _reduced_axes(x: Any, axis: Any) -> tuple[int, ...]:
     return tuple(sorted(a % ndim for a in ((axis,) if isinstance(axis, int) else axis)))
 
 
-def _to_last(x: Any, axis: Any) -> Any:
-    """``x`` with ``axis``'s axes (all of them for None) moved to the end as one axis."""
+def _reduced_last(x: Any, axis: Any) -> tuple[tuple[int, ...], int]:
+    """The order of ``x``'s axes with ``axis``'s (all of them for None) at the end, and how
+    many are kept in front."""
     axes = _reduced_axes(x, axis)
     kept = tuple(a for a in range(gl.ndim(x)) if a not in axes)
-    moved = gl.transpose(x, kept + axes)
-    return gl.reshape(moved, tuple(gl.shape(moved))[:len(kept)] + (-1,))
+    return kept + axes, len(kept)
+
+
+def _to_last(x: Any, axis: Any) -> Any:
+    """``x`` with ``axis``'s axes (all of them for None) moved to the end as one axis."""
+    order, kept = _reduced_last(x, axis)
+    moved = gl.transpose(x, order)
+    return gl.reshape(moved, tuple(gl.shape(moved))[:kept] + (-1,))
 
 
 def _from_last(v: Any, x: Any, axis: Any) -> Any:
     """A result laid out as :func:`_to_last` lays out ``x``, shaped like ``x`` again."""
-    axes = _reduced_axes(x, axis)
-    kept = tuple(a for a in range(gl.ndim(x)) if a not in axes)
-    shape = tuple(gl.shape(x)[a] for a in kept + axes)
-    return gl.transpose(gl.reshape(v, shape), inverse_axes(kept + axes))
+    order, _ = _reduced_last(x, axis)
+    shape = tuple(gl.shape(x)[a] for a in order)
+    return gl.transpose(gl.reshape(v, shape), inverse_axes(order))
 
 
 #: helper name -> template, used where a backend has no version of its own
